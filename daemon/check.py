@@ -1,0 +1,76 @@
+"""`intentd check`: a dry run of the pipeline over JSON lines, one decision line out per call."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import IO, Any
+
+from intentd.daemon.engine.decision import Decision
+from intentd.daemon.engine.engine import Engine
+from intentd.daemon.engine.session import Mode, Session
+
+MAX_LINE_CHARS = 8 * 1024 * 1024
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "check", help="dry-run tool calls through the pipeline (JSON lines in, decisions out)",
+        description="Each input line is {\"tool\": NAME, \"args\": {...}}; the lines form one "
+                    "session. Nothing destructive runs.")
+    parser.add_argument("--workspace", type=Path, default=Path.cwd(), help="default: this folder")
+    parser.add_argument("--policy", type=Path, help="default: .orchestration/policy.yaml")
+    parser.add_argument("--json", action="store_true", help="JSON lines output (the default)")
+    parser.add_argument("--batch", default="-", metavar="FILE", help="input file, - for stdin")
+    parser.add_argument("--mode", choices=[m.value for m in Mode], default=Mode.ACT.value)
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    if not args.workspace.is_dir():
+        print(f"intentd check: workspace {args.workspace} is not a folder", file=sys.stderr)
+        return 2
+    if args.policy is not None and not args.policy.is_file():
+        print(f"intentd check: policy file {args.policy} not found", file=sys.stderr)
+        return 2
+    engine = Engine(record=False, checkpoints=False)
+    try:
+        session = engine.open_session(args.workspace, agent="check", mode=Mode(args.mode),
+                                      policy_path=args.policy)
+        for error in session.workspace.config.errors:
+            print(f"intentd check: {error}", file=sys.stderr)
+        stream: IO[str] = sys.stdin if args.batch == "-" else open(args.batch, encoding="utf-8")
+        with stream:
+            out = sys.stdout
+            for line in decide_lines(engine, session, stream):
+                out.write(line + "\n")
+                out.flush()
+    finally:
+        engine.close()
+    return 0
+
+
+def decide_lines(engine: Engine, session: Session, lines: Iterable[str]) -> Iterator[str]:
+    for raw in lines:
+        if not raw.strip():
+            continue
+        tool, decision = decide_line(engine, session, raw)
+        yield json.dumps({"tool": tool, **decision.to_json()}, ensure_ascii=False)
+
+
+def decide_line(engine: Engine, session: Session, raw: str) -> tuple[Any, Decision]:
+    if len(raw) > MAX_LINE_CHARS:
+        return None, Decision.deny("validate", f"line longer than {MAX_LINE_CHARS} characters")
+    try:
+        call = json.loads(raw)
+    except (json.JSONDecodeError, RecursionError) as exc:
+        return None, Decision.deny("validate", f"not JSON: {exc}")
+    if not isinstance(call, dict) or "tool" not in call:
+        return None, Decision.deny("validate", 'each line must be {"tool": NAME, "args": {...}}')
+    tool = call["tool"] if isinstance(call["tool"], str) else None
+    ev = engine.evaluate(session, call["tool"], call.get("args", {}))
+    engine.apply_dry_run(ev)
+    return tool, ev.decision

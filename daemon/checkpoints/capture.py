@@ -1,0 +1,145 @@
+"""Which paths a new checkpoint looks at: the named ones, what the watcher saw change, or a full scan."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from .dirty import DirtySnapshot, DirtyTracker
+from .errors import InvalidPath
+from .ignore import IgnoreRules, rules_digest
+from .manifest import Row
+from .paths import in_git_dir, normalize
+from .recorder import Known, Recorder
+from .scan import scan
+from .state import DiskStat
+
+
+@dataclass
+class Capture:
+    """The paths to record (with their stat), and what the resulting checkpoint may claim.
+
+    complete: the checkpoint's known state covers every non-ignored file (so a file first seen
+    later was absent then). rules: ignore-rule fingerprints to store, "" when unknown.
+    """
+
+    stats: dict[str, DiskStat | None] = field(default_factory=dict)
+    explicit: set[str] = field(default_factory=set)
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    complete: bool = False
+    trust_stat: bool = False
+    rules_changed: bool = True
+    rules: dict[str, str] = field(default_factory=dict)
+
+
+class Capturer:
+    """Builds a Capture from the tracker's snapshot, falling back to a full scan when it is unsure."""
+
+    def __init__(self, root: str, rules: IgnoreRules, recorder: Recorder,
+                 tracker: DirtyTracker | None) -> None:
+        self._root = root
+        self._rules = rules
+        self._recorder = recorder
+        self._tracker = tracker
+
+    def capture(
+        self,
+        paths: Sequence[str] | None,
+        prev: Row | None,
+        known: Known,
+        meta: dict[str, str],
+        *,
+        own_drain: bool,
+        drain: bool,
+    ) -> Capture:
+        """own_drain: the tracker was last drained by the checkpoint `prev` (so it covers since then)."""
+        snapshot = self._tracker.collect(drain=drain) if self._tracker is not None else None
+        reliable = (snapshot is not None and prev is not None and prev.complete
+                    and (own_drain or prev.created_ns >= snapshot.since_ns))
+        result = Capture()
+        if paths is not None:
+            self._named(paths, known, result)
+        if reliable and snapshot is not None:
+            touched = self._dirty(snapshot, known, result)
+            result.rules_changed = self._rules_touched(touched, meta)
+            result.rules = {} if not result.rules_changed else {"rules": "", "exclude": ""}
+            result.complete = not result.rules_changed
+        if paths is None and not result.complete:
+            self._full_scan(known, meta, result)
+        return result
+
+    def _named(self, paths: Sequence[str], known: Known, result: Capture) -> None:
+        for raw in paths:
+            try:
+                rel = normalize(raw)
+            except InvalidPath as exc:
+                result.skipped.append((str(raw), str(exc)))
+                continue
+            why = self._refusal(rel)
+            if why:
+                result.skipped.append((rel, why))
+                continue
+            st = self._recorder.stat(rel)
+            if st is not None and st.kind == "dir":
+                found = self._folders([rel], known)
+                result.stats.update(found)
+                result.explicit.update(found)
+            else:
+                result.stats[rel] = st
+                result.explicit.add(rel)
+
+    def _refusal(self, rel: str) -> str:
+        if in_git_dir(rel):
+            return "inside a .git folder, which checkpoints never save"
+        if self._recorder.escapes(rel):
+            return "a parent folder is a symlink, so the path is not inside the workspace"
+        if self._rules.is_ignored(rel):
+            return "ignored (.gitignore or ignore rules)"
+        return ""
+
+    def _folders(self, folders: Iterable[str], known: Known) -> dict[str, DiskStat | None]:
+        """Every file under these folders now, plus every known one (deleted ones come out absent)."""
+        found: dict[str, DiskStat | None] = {}
+        for folder in folders:
+            found.update(scan(self._root, self._rules, folder).files)
+        prefixes = tuple(folder + "/" for folder in folders)
+        if prefixes:
+            for path in known:
+                if path.startswith(prefixes) and path not in found:
+                    found[path] = self._recorder.stat(path)
+        return found
+
+    def _dirty(self, snapshot: DirtySnapshot, known: Known, result: Capture) -> list[str]:
+        """Add the tracker's paths (folders expanded) that are not ignored; returns them all."""
+        touched = [rel for rel in snapshot.files if not self._rules.is_ignored(rel)]
+        for rel in touched:
+            if rel not in result.stats:
+                result.stats[rel] = self._recorder.stat(rel)
+        for rel, st in self._folders(snapshot.dirs, known).items():
+            if not self._rules.is_ignored(rel):
+                touched.append(rel)
+                result.stats.setdefault(rel, st)
+        return touched
+
+    def _rules_touched(self, paths: Iterable[str], meta: dict[str, str]) -> bool:
+        if self._rules.exclude_key() != meta.get("exclude"):
+            return True
+        return any(os.path.basename(path) == ".gitignore" for path in paths)
+
+    def _full_scan(self, known: Known, meta: dict[str, str], result: Capture) -> None:
+        found = scan(self._root, self._rules)
+        stats: dict[str, DiskStat | None] = dict(found.files)
+        for path, (_seq, entry) in known.items():
+            if path in stats or not entry.present:
+                continue
+            st = self._recorder.stat(path)
+            if st is None or not self._rules.is_ignored(path):
+                stats[path] = st  # gone; a file that is merely ignored now keeps its record
+        stats.update(result.stats)  # named paths keep their own stat
+        result.stats = stats
+        digest = rules_digest(found.gitignores, self._rules.exclude_key())
+        result.rules_changed = digest != meta.get("rules")
+        result.rules = {"rules": digest, "exclude": self._rules.exclude_key()}
+        result.complete = True
+        result.trust_stat = True

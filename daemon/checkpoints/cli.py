@@ -1,0 +1,158 @@
+"""`intentd checkpoints list|diff|restore`: a workspace's checkpoints from the terminal."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from .errors import CheckpointError, UnknownCheckpoint, WorkspaceMissing
+from .model import Checkpoint, FileDiff, RestoreResult
+from .store import CheckpointStore
+
+PROG = "intentd checkpoints"
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser("checkpoints", help="list, diff and restore a workspace's checkpoints",
+                                   description=__doc__)
+    actions = parser.add_subparsers(dest="checkpoints_action", metavar="ACTION")
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--workspace", type=Path, help="default: this folder")
+    common.add_argument("--state-dir", type=Path, help="the store (default: where the daemon keeps it)")
+    common.add_argument("--json", action="store_true", help="JSON output")
+    listing = actions.add_parser("list", parents=[common], help="checkpoints, oldest first")
+    listing.set_defaults(func=_guard(run_list))
+    diff = actions.add_parser("diff", parents=[common], help="unified diff of a checkpoint")
+    diff.add_argument("checkpoint_id", help="e.g. cp-000042 (or 42)")
+    diff.add_argument("--path", help="one file or folder only")
+    diff.add_argument("--against", choices=["current", "next"], default="current",
+                      help="the workspace now (default) or the next checkpoint")
+    diff.set_defaults(func=_guard(run_diff))
+    restore = actions.add_parser("restore", parents=[common], help="bring files back (undoable)")
+    restore.add_argument("checkpoint_id", help="e.g. cp-000042 (or 42)")
+    restore.add_argument("--path", help="one file or folder only")
+    restore.set_defaults(func=_guard(run_restore))
+    parser.set_defaults(func=lambda _args: _usage(parser))
+
+
+def _usage(parser: argparse.ArgumentParser) -> int:
+    parser.print_help(sys.stderr)
+    return 2
+
+
+def _guard(fn: Callable[[argparse.Namespace, CheckpointStore], int]) -> Callable[[argparse.Namespace], int]:
+    """Open the store, run, and turn every failure into one line on stderr and exit code 1."""
+    def run(args: argparse.Namespace) -> int:
+        try:
+            store = _open(args)
+            if store is None:
+                return _no_store(args)
+            try:
+                return fn(args, store)
+            finally:
+                store.close()
+        except CheckpointError as exc:
+            print(f"{PROG}: {exc}", file=sys.stderr)
+        except OSError as exc:
+            print(f"{PROG}: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), file=sys.stderr)
+        except Exception as exc:  # noqa: BLE001 - a person gets a line, never a traceback
+            print(f"{PROG}: internal error: {exc!r}", file=sys.stderr)
+        return 1
+    return run
+
+
+def _open(args: argparse.Namespace) -> CheckpointStore | None:
+    """The workspace's store, or None when it has none yet (nothing is created just to look)."""
+    root = (args.workspace or Path.cwd()).resolve()
+    if not root.is_dir():
+        raise WorkspaceMissing(f"workspace {root} does not exist (moved or deleted?)")
+    state = args.state_dir or _daemon_state_dir(root)
+    if not (state / "manifest.sqlite3").is_file():
+        return None
+    return CheckpointStore(root, state, is_ignored=_ignore_rule(root), watch=False)
+
+
+def _no_store(args: argparse.Namespace) -> int:
+    if args.checkpoints_action == "list":
+        print("[]" if args.json else "no checkpoints yet")
+        return 0
+    raise UnknownCheckpoint(f"no checkpoint {args.checkpoint_id}: this workspace has no checkpoints yet")
+
+
+def _daemon_state_dir(root: Path) -> Path:
+    """Where the engine keeps this workspace's store, so the CLI sees the daemon's checkpoints."""
+    from intentd.daemon.engine.statedir import workspace_state_dir
+
+    return Path(workspace_state_dir(root)) / "checkpoints"
+
+
+def _ignore_rule(root: Path) -> Callable[[str], bool]:
+    """The workspace's .orchestrationignore rules, as the engine applies them."""
+    from intentd.daemon.engine.workspace import Workspace
+
+    rules = Workspace(root).config.ignore
+    return lambda rel: bool(rules.ignores(rel))
+
+
+def run_list(args: argparse.Namespace, store: CheckpointStore) -> int:
+    checkpoints = store.list()
+    if args.json:
+        print(json.dumps([_checkpoint_json(c) for c in checkpoints], indent=2))
+        return 0
+    if not checkpoints:
+        print("no checkpoints yet")
+        return 0
+    print(f"{'ID':<10} {'CREATED':<19} {'KIND':<7} {'FILES':>5}  LABEL")
+    for c in checkpoints:
+        created = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(c.created_at))
+        skipped = f"  ({len(c.skipped)} skipped)" if c.skipped else ""
+        print(f"{c.id:<10} {created:<19} {c.kind:<7} {len(c.files):>5}  {c.label}{skipped}")
+    return 0
+
+
+def run_diff(args: argparse.Namespace, store: CheckpointStore) -> int:
+    diffs = store.diff(args.checkpoint_id, against=args.against, path=args.path)
+    if args.json:
+        print(json.dumps([_diff_json(d) for d in diffs], indent=2))
+    elif diffs:
+        sys.stdout.write("".join(d.unified for d in diffs))
+    else:
+        print("no differences")
+    return 0
+
+
+def run_restore(args: argparse.Namespace, store: CheckpointStore) -> int:
+    result = store.restore(args.checkpoint_id, path=args.path)
+    if args.json:
+        print(json.dumps(_restore_json(result), indent=2))
+        return 0
+    print(f"restored {len(result.restored)} file(s) and deleted {len(result.deleted)} "
+          f"to match {result.checkpoint_id}")
+    for path in result.restored:
+        print(f"  restored {path}")
+    for path in result.deleted:
+        print(f"  deleted  {path}")
+    for path, why in result.skipped:
+        print(f"  left     {path}: {why}")
+    print(f"undo with: intentd checkpoints restore {result.safety_checkpoint_id}")
+    return 0
+
+
+def _checkpoint_json(c: Checkpoint) -> dict[str, Any]:
+    return {"id": c.id, "created_at": c.created_at, "label": c.label, "kind": c.kind,
+            "files": list(c.files), "skipped": [list(s) for s in c.skipped]}
+
+
+def _diff_json(d: FileDiff) -> dict[str, str]:
+    return {"path": d.path, "status": d.status, "unified": d.unified}
+
+
+def _restore_json(r: RestoreResult) -> dict[str, Any]:
+    return {"checkpoint_id": r.checkpoint_id, "safety_checkpoint_id": r.safety_checkpoint_id,
+            "restored": list(r.restored), "deleted": list(r.deleted),
+            "skipped": [list(s) for s in r.skipped]}

@@ -1,0 +1,193 @@
+"""Which workspace paths checkpoints leave alone: .gitignore files, .git/info/exclude, extra rules."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+import pathspec
+
+from .paths import in_git_dir, under
+
+# pathspec writes "match at any depth" as this prefix; a basename pattern is then tested against
+# the name alone, which saves a backtracking regex per pattern per path.
+_ANY_DEPTH = "^(?:.+/)?"
+_NAMED_GROUP = re.compile(r"\(\?P<[^>]+>")
+
+
+@dataclass(frozen=True)
+class _Group:
+    """A run of consecutive patterns with the same sign, joined into one regex each for names and paths."""
+
+    include: bool
+    names: re.Pattern[str] | None
+    paths: re.Pattern[str] | None
+
+
+@dataclass(frozen=True)
+class Matcher:
+    """One ignore file, compiled. Keys carry a trailing '/' for directories."""
+
+    groups: tuple[_Group, ...]
+
+    def check(self, rel: str, name: str) -> bool | None:
+        """True = ignored, False = re-included by a '!' pattern, None = no pattern matched."""
+        for group in reversed(self.groups):  # the last matching pattern wins
+            if group.names is not None and group.names.match(name):
+                return group.include
+            if group.paths is not None and group.paths.match(rel):
+                return group.include
+        return None
+
+
+def _join(sources: list[str]) -> re.Pattern[str] | None:
+    return re.compile("|".join(f"(?:{s})" for s in sources)) if sources else None
+
+
+def compile_lines(lines: Iterable[str]) -> Matcher | None:
+    """Compile gitignore lines (pathspec does the glob translation), or None if no patterns."""
+    runs: list[tuple[bool, list[str], list[str]]] = []
+    for pattern in pathspec.GitIgnoreSpec.from_lines(lines).patterns:
+        regex = getattr(pattern, "regex", None)
+        if pattern.include is None or regex is None:
+            continue
+        source = _NAMED_GROUP.sub("(?:", regex.pattern)
+        if not runs or runs[-1][0] != pattern.include:
+            runs.append((bool(pattern.include), [], []))
+        if source.startswith(_ANY_DEPTH):
+            runs[-1][1].append("^" + source[len(_ANY_DEPTH):])
+        else:
+            runs[-1][2].append(source)
+    groups = tuple(_Group(include, _join(names), _join(paths)) for include, names, paths in runs)
+    return Matcher(groups) if groups else None
+
+
+def _read_matcher(path: str) -> Matcher | None:
+    try:
+        with open(path, encoding="utf-8", errors="surrogateescape") as handle:
+            return compile_lines(handle.read().splitlines())
+    except OSError:
+        return None
+
+
+# The .gitignore files in force for one directory: (base folder 'a/b/' or '', matcher), root first.
+Frame = tuple[tuple[str, Matcher], ...]
+
+
+class IgnoreRules:
+    """Answers "is this path ignored?" the way git would, plus `.git` folders, skipped folders and
+    the caller's extra rule. Global git excludes (core.excludesFile) are not read."""
+
+    def __init__(
+        self,
+        root: str,
+        extra: Callable[[str], bool] | None = None,
+        skip_dirs: Iterable[str] = (),
+    ) -> None:
+        self._root = root
+        self._extra = extra
+        self._skip = tuple(skip_dirs)
+        self._cache: dict[str, tuple[tuple[int, int, int], Matcher | None]] = {}
+        self._exclude_key: tuple[int, int, int] | None = None
+        self._exclude: Matcher | None = None
+
+    def matcher_for(self, rel_dir: str) -> Matcher | None:
+        """The .gitignore of folder rel_dir ('' or 'a/b/'), compiled once and re-read when it changes."""
+        path = os.path.join(self._root, rel_dir, ".gitignore")
+        try:
+            st = os.stat(path)
+        except OSError:
+            self._cache.pop(rel_dir, None)
+            return None
+        key = (st.st_mtime_ns, st.st_size, st.st_ino)
+        hit = self._cache.get(rel_dir)
+        if hit is not None and hit[0] == key:
+            return hit[1]
+        matcher = _read_matcher(path)
+        self._cache[rel_dir] = (key, matcher)
+        return matcher
+
+    def _exclude_matcher(self) -> Matcher | None:
+        path = os.path.join(self._root, ".git", "info", "exclude")
+        try:
+            st = os.stat(path)
+        except OSError:
+            self._exclude_key, self._exclude = None, None
+            return None
+        key = (st.st_mtime_ns, st.st_size, st.st_ino)
+        if key != self._exclude_key:
+            self._exclude_key, self._exclude = key, _read_matcher(path)
+        return self._exclude
+
+    def exclude_key(self) -> str:
+        """A token that changes when the repository's .git/info/exclude changes."""
+        self._exclude_matcher()
+        return repr(self._exclude_key)
+
+    def root_frame(self) -> Frame:
+        matcher = self.matcher_for("")
+        return (("", matcher),) if matcher is not None else ()
+
+    def child_frame(self, frame: Frame, rel_dir: str, has_gitignore: bool | None = None) -> Frame:
+        """The frame for sub-folder rel_dir ('a/b/'); has_gitignore=False skips the stat."""
+        if has_gitignore is False:
+            return frame
+        matcher = self.matcher_for(rel_dir)
+        return frame + ((rel_dir, matcher),) if matcher is not None else frame
+
+    def skipped_dir(self, rel: str) -> bool:
+        """Folders never looked into: `.git` and the store itself when it lives in the workspace."""
+        return in_git_dir(rel) or any(under(rel, skip) for skip in self._skip)
+
+    def ignored_in(self, frame: Frame, rel: str, is_dir: bool) -> bool:
+        """Whether rel (its parent folders already known not ignored) is ignored, given its frame."""
+        key = rel + "/" if is_dir else rel
+        name = key[rel.rfind("/") + 1:]
+        for base, matcher in reversed(frame):  # deeper .gitignore files take precedence
+            verdict = matcher.check(key[len(base):], name)
+            if verdict is not None:
+                return verdict
+        exclude = self._exclude_matcher()
+        if exclude is not None and exclude.check(key, name):
+            return True
+        return self._extra is not None and bool(self._extra(rel))
+
+    def is_ignored(self, rel: str) -> bool:
+        """Whether file rel is ignored: by itself or because a parent folder is."""
+        if self.skipped_dir(rel):
+            return True
+        frame = self.root_frame()
+        parts = rel.split("/")
+        prefix = ""
+        for part in parts[:-1]:
+            folder = prefix + part
+            if self.ignored_in(frame, folder, is_dir=True):
+                return True
+            prefix = folder + "/"
+            frame = self.child_frame(frame, prefix)
+        return self.ignored_in(frame, rel, is_dir=False)
+
+    def frame_for(self, rel_dir: str) -> Frame | None:
+        """The frame inside folder rel_dir ('a/b'), or None if the folder itself is ignored."""
+        if rel_dir and self.skipped_dir(rel_dir):
+            return None
+        frame = self.root_frame()
+        prefix = ""
+        for part in rel_dir.split("/") if rel_dir else ():
+            folder = prefix + part
+            if self.ignored_in(frame, folder, is_dir=True):
+                return None
+            prefix = folder + "/"
+            frame = self.child_frame(frame, prefix)
+        return frame
+
+
+def rules_digest(gitignores: Iterable[tuple[str, int, int]], exclude_key: str) -> str:
+    """A fingerprint of every ignore file seen by a full scan; it changes when any rule may have."""
+    digest = hashlib.sha1(exclude_key.encode())
+    for path, mtime_ns, size in sorted(gitignores):
+        digest.update(f"{path}\0{mtime_ns}\0{size}\n".encode("utf-8", "surrogateescape"))
+    return digest.hexdigest()

@@ -1,0 +1,54 @@
+"""One writer at a time per store, across threads (RLock) and processes (flock on a lock file)."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from .errors import CheckpointError
+
+WAIT_SECONDS = 60.0
+
+
+class StoreLock:
+    """Re-entrant within a thread, so a restore can take its own safety checkpoint."""
+
+    def __init__(self, path: Path) -> None:
+        self._path = path
+        self._thread_lock = threading.RLock()
+        self._fd = -1
+        self._depth = 0
+
+    @contextmanager
+    def hold(self, *, exclusive: bool = True) -> Iterator[None]:
+        with self._thread_lock:
+            if self._depth == 0:
+                self._fd = self._acquire(exclusive)
+            self._depth += 1
+            try:
+                yield
+            finally:
+                self._depth -= 1
+                if self._depth == 0:
+                    os.close(self._fd)  # closing the descriptor releases the flock
+                    self._fd = -1
+
+    def _acquire(self, exclusive: bool) -> int:
+        fd = os.open(self._path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        mode = (fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH) | fcntl.LOCK_NB
+        deadline = time.monotonic() + WAIT_SECONDS
+        while True:
+            try:
+                fcntl.flock(fd, mode)
+                return fd
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    os.close(fd)
+                    raise CheckpointError(f"checkpoint store {self._path.parent} is busy "
+                                          f"(another intentd process holds it)") from None
+                time.sleep(0.01)

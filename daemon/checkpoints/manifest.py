@@ -1,0 +1,266 @@
+"""The store's manifest: checkpoints and per-path entries in SQLite, written in one transaction each."""
+
+from __future__ import annotations
+
+import errno
+import json
+import sqlite3
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import CorruptStore, DiskFull, UnknownCheckpoint
+from .state import Entry
+
+SCHEMA_VERSION = "1"
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS checkpoints (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT, created_ns INTEGER NOT NULL, clock_ns INTEGER NOT NULL,
+    label TEXT NOT NULL, kind TEXT NOT NULL, complete INTEGER NOT NULL,
+    files TEXT NOT NULL, skipped TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS entries (
+    path TEXT NOT NULL, seq INTEGER NOT NULL, kind TEXT NOT NULL, sha TEXT NOT NULL,
+    perm INTEGER NOT NULL, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, note TEXT NOT NULL,
+    PRIMARY KEY (path, seq)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS entries_by_seq ON entries (seq);
+CREATE INDEX IF NOT EXISTS entries_by_sha ON entries (sha) WHERE sha != '';
+"""
+_ENTRY_COLUMNS = "kind, sha, perm, size, mtime_ns, note"
+_CHUNK = 500
+
+
+@dataclass(frozen=True)
+class Row:
+    """A checkpoint as stored. clock_ns is the file-system clock at creation, for ctime comparisons."""
+
+    seq: int
+    created_ns: int
+    clock_ns: int
+    label: str
+    kind: str
+    complete: bool
+    files: tuple[str, ...]
+    skipped: tuple[tuple[str, str], ...]
+
+
+@dataclass
+class Draft:
+    """Everything one new checkpoint writes: its row, its entries, absences learnt about the past."""
+
+    label: str
+    kind: str
+    complete: bool
+    created_ns: int
+    clock_ns: int
+    files: list[str]
+    skipped: list[tuple[str, str]]
+    entries: dict[str, Entry]
+    backfill: list[str]  # paths now known to have been absent since the run_start checkpoint
+    stat_refresh: list[tuple[str, int, int, int]]  # (path, seq, size, mtime_ns) of unchanged files
+    bytes_added: int
+    meta: dict[str, str]
+
+
+def _entry(row: tuple[object, ...]) -> Entry:
+    kind, sha, perm, size, mtime_ns, note = row
+    return Entry(str(kind), str(sha), int(str(perm)), int(str(size)), int(str(mtime_ns)),  # type: ignore[arg-type]
+                 str(note))
+
+
+def _sql_error(exc: sqlite3.Error, path: Path) -> Exception:
+    text = str(exc)
+    if isinstance(exc, sqlite3.OperationalError) and ("full" in text or "disk I/O" in text):
+        return DiskFull(f"no space left on device while writing {path}; nothing was recorded")
+    return CorruptStore(f"checkpoint manifest {path} is unreadable ({text}); move the folder "
+                        f"{path.parent} aside to start a new store")
+
+
+class Manifest:
+    """SQLite access; every method raises CheckpointError subclasses, never sqlite3 errors."""
+
+    def __init__(self, path: Path, workspace: str) -> None:
+        self.path = path
+        try:
+            self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            # Keep the write-ahead log small: it counts against the storage cap.
+            self._db.execute("PRAGMA journal_size_limit=1048576")
+            self._db.execute("PRAGMA wal_autocheckpoint=256")
+            self._db.executescript(_SCHEMA)
+        except sqlite3.Error as exc:
+            raise _sql_error(exc, path) from exc
+        self._check_identity(workspace)
+
+    def _check_identity(self, workspace: str) -> None:
+        meta = self.meta()
+        if not meta:
+            with self.transaction():
+                self._set_meta({"schema": SCHEMA_VERSION, "workspace": workspace, "generation": "0"})
+            return
+        if meta.get("schema") != SCHEMA_VERSION or "workspace" not in meta:
+            raise CorruptStore(f"checkpoint manifest {self.path} has an unknown format")
+        if meta["workspace"] != workspace:
+            raise CorruptStore(f"checkpoint store {self.path.parent} belongs to {meta['workspace']}, "
+                               f"not {workspace}")
+
+    def close(self) -> None:
+        self._db.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction; on any error nothing of it is kept."""
+        try:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+        except sqlite3.Error as exc:
+            if self._db.in_transaction:
+                self._db.execute("ROLLBACK")
+            raise _sql_error(exc, self.path) from exc
+        except OSError as exc:
+            if exc.errno == errno.ENOSPC:
+                raise DiskFull(f"no space left on device while writing {self.path}") from exc
+            raise
+
+    def _query(self, sql: str, params: Iterable[object] = ()) -> list[tuple[object, ...]]:
+        try:
+            return self._db.execute(sql, tuple(params)).fetchall()
+        except sqlite3.Error as exc:
+            raise _sql_error(exc, self.path) from exc
+
+    def meta(self) -> dict[str, str]:
+        return {str(k): str(v) for k, v in self._query("SELECT key, value FROM meta")}
+
+    def _set_meta(self, values: dict[str, str]) -> None:
+        self._db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", values.items())
+
+    def generation(self) -> int:
+        rows = self._query("SELECT value FROM meta WHERE key = 'generation'")
+        return int(str(rows[0][0])) if rows else 0
+
+    def rows(self, where: str = "", params: Iterable[object] = ()) -> list[Row]:
+        sql = f"SELECT * FROM checkpoints {where} ORDER BY seq"
+        try:
+            return [self._row(r) for r in self._query(sql, params)]
+        except (ValueError, TypeError) as exc:
+            raise CorruptStore(f"checkpoint manifest {self.path} has a damaged row: {exc}") from exc
+
+    @staticmethod
+    def _row(r: tuple[object, ...]) -> Row:
+        seq, created, clock, label, kind, complete, files, skipped = r
+        return Row(int(str(seq)), int(str(created)), int(str(clock)), str(label), str(kind),
+                   bool(complete), tuple(json.loads(str(files))),
+                   tuple((str(p), str(w)) for p, w in json.loads(str(skipped))))
+
+    def row(self, seq: int, name: str) -> Row:
+        found = self.rows("WHERE seq = ?", (seq,))
+        if not found:
+            raise UnknownCheckpoint(f"no checkpoint {name} (never created, or pruned to stay "
+                                    "under the storage cap); see `intentd checkpoints list`")
+        return found[0]
+
+    def last(self) -> Row | None:
+        found = self.rows("WHERE seq = (SELECT MAX(seq) FROM checkpoints)")
+        return found[0] if found else None
+
+    def next_seq(self, seq: int) -> int | None:
+        rows = self._query("SELECT MIN(seq) FROM checkpoints WHERE seq > ?", (seq,))
+        return int(str(rows[0][0])) if rows and rows[0][0] is not None else None
+
+    def known(self) -> dict[str, tuple[int, Entry]]:
+        """The latest entry of every path ever recorded: the store's view of the workspace."""
+        sql = f"SELECT path, MAX(seq), {_ENTRY_COLUMNS} FROM entries GROUP BY path"
+        return {str(r[0]): (int(str(r[1])), _entry(r[2:])) for r in self._query(sql)}
+
+    def changed_after(self, seq: int, upto: int | None = None) -> list[str]:
+        """Paths with an entry in (seq, upto]: the only ones whose state can differ from seq's."""
+        sql = "SELECT DISTINCT path FROM entries WHERE seq > ? AND seq <= ?"
+        return [str(r[0]) for r in self._query(sql, (seq, upto if upto is not None else 2**62))]
+
+    def states_at(self, seq: int, paths: Iterable[str]) -> dict[str, Entry]:
+        """The entry in force at checkpoint seq for each path that has one (unknown paths left out)."""
+        found: dict[str, Entry] = {}
+        batch = list(paths)
+        for start in range(0, len(batch), _CHUNK):
+            chunk = batch[start:start + _CHUNK]
+            marks = ",".join("?" * len(chunk))
+            sql = (f"SELECT path, MAX(seq), {_ENTRY_COLUMNS} FROM entries "
+                   f"WHERE seq <= ? AND path IN ({marks}) GROUP BY path")
+            found.update((str(r[0]), _entry(r[2:])) for r in self._query(sql, (seq, *chunk)))
+        return found
+
+    def holds(self, seq: int, prefix: str) -> bool:
+        """Whether checkpoint seq knows anything at path prefix (the file itself or inside the folder)."""
+        sql = "SELECT 1 FROM entries WHERE seq <= ? AND (path = ? OR (path > ? AND path < ?)) LIMIT 1"
+        return bool(self._query(sql, (seq, prefix, prefix + "/", prefix + "0")))
+
+    def commit(self, draft: Draft, run_start: int | None) -> int:
+        """Write the draft as a new checkpoint and bump the generation; returns its seq.
+
+        run_start is the first checkpoint of the complete run this one continues (backfilled
+        absences go there), or None: then a complete checkpoint starts a new run.
+        """
+        with self.transaction() as db:
+            cur = db.execute(
+                "INSERT INTO checkpoints (created_ns, clock_ns, label, kind, complete, files, skipped)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (draft.created_ns, draft.clock_ns, draft.label, draft.kind, int(draft.complete),
+                 json.dumps(draft.files), json.dumps(draft.skipped)))
+            seq = int(cur.lastrowid or 0)
+            db.executemany(
+                f"INSERT INTO entries (path, seq, {_ENTRY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [(p, seq, e.kind, e.sha, e.perm, e.size, e.mtime_ns, e.note)
+                 for p, e in draft.entries.items()])
+            if draft.backfill and run_start is not None:
+                db.executemany(
+                    f"INSERT OR IGNORE INTO entries (path, seq, {_ENTRY_COLUMNS})"
+                    " VALUES (?, ?, 'absent', '', 0, -1, -1, '')",
+                    [(p, run_start) for p in draft.backfill])
+            db.executemany("UPDATE entries SET size = ?, mtime_ns = ? WHERE path = ? AND seq = ?",
+                           [(size, mtime, p, s) for p, s, size, mtime in draft.stat_refresh])
+            start = run_start if run_start is not None else (seq if draft.complete else None)
+            self._bump(draft.bytes_added, {**draft.meta, "run_start": str(start or "")})
+        return seq
+
+    def _bump(self, bytes_added: int, meta: dict[str, str]) -> None:
+        """Inside a transaction: new generation, store size, and meta values."""
+        current = self.meta()
+        values = {"store_bytes": str(int(current.get("store_bytes", "0")) + bytes_added), **meta}
+        values["generation"] = str(int(current.get("generation", "0")) + 1)
+        self._set_meta(values)
+
+    def set_meta(self, values: dict[str, str]) -> None:
+        with self.transaction():
+            self._bump(0, values)
+
+    def drop_oldest(self) -> list[str]:
+        """Prune the oldest checkpoint, folding its still-current entries into the next one.
+        Returns the blob shas no entry references any more."""
+        with self.transaction() as db:
+            oldest, following = db.execute(
+                "SELECT MIN(seq), (SELECT MIN(seq) FROM checkpoints WHERE seq > "
+                "(SELECT MIN(seq) FROM checkpoints)) FROM checkpoints").fetchone()
+            dropped = {str(r[0]) for r in db.execute(
+                "SELECT DISTINCT sha FROM entries WHERE seq = ? AND sha != ''", (oldest,))}
+            db.execute("UPDATE OR IGNORE entries SET seq = ? WHERE seq = ?", (following, oldest))
+            db.execute("DELETE FROM entries WHERE seq = ?", (oldest,))
+            db.execute("DELETE FROM checkpoints WHERE seq = ?", (oldest,))
+            dead = [sha for sha in dropped if db.execute(
+                "SELECT 1 FROM entries WHERE sha = ? LIMIT 1", (sha,)).fetchone() is None]
+            run_start = self.meta().get("run_start", "")
+            moved = {"run_start": str(following)} if run_start and int(run_start) < following else {}
+            self._bump(0, moved)
+        return dead
+
+    def live_shas(self) -> set[str]:
+        return {str(r[0]) for r in self._query("SELECT DISTINCT sha FROM entries WHERE sha != ''")}
+
+    def count(self) -> int:
+        return int(str(self._query("SELECT COUNT(*) FROM checkpoints")[0][0]))

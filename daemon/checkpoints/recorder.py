@@ -1,0 +1,196 @@
+"""Turns candidate paths into a draft checkpoint: reads what changed, hashes it, stores the blobs."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from dulwich.objects import Blob
+
+from .errors import WorkspaceMissing
+from .objects import PACK_CHUNK_BYTES, BlobStore, blob_sha, make_blob
+from .state import ABSENT, DiskStat, Entry, lstat, to_disk_stat
+
+# A file modified this recently may change again within the same timestamp tick, so its stat
+# cache is not trusted (git calls this "racily clean").
+RACY_NS = 2_000_000_000
+Known = Mapping[str, tuple[int, Entry]]
+
+
+def size_text(limit: int) -> str:
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if limit >= scale:
+            return f"{limit / scale:g} {unit}"
+    return f"{limit} bytes"
+
+
+@dataclass(frozen=True)
+class Observed:
+    """A path as it is now: its entry, the bytes read (None if not read) and its ctime (-1 if absent)."""
+
+    entry: Entry
+    data: bytes | None
+    ctime_ns: int
+
+
+@dataclass
+class Changes:
+    """What recording a set of paths found, before it is written to the manifest."""
+
+    entries: dict[str, Entry] = field(default_factory=dict)
+    created: list[str] = field(default_factory=list)  # paths known absent since the run began
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    stat_refresh: list[tuple[str, int, int, int]] = field(default_factory=list)
+    data: dict[str, bytes] = field(default_factory=dict)  # content read, kept only for dry runs
+    bytes_added: int = 0
+
+
+class Recorder:
+    """Reads workspace files safely (no symlink following) and stores their content as blobs."""
+
+    def __init__(self, root: str, blobs: BlobStore, max_file_bytes: int) -> None:
+        self._root = root
+        self._real_root = os.path.realpath(root)
+        self._blobs = blobs
+        self._max = max_file_bytes
+
+    def escapes(self, rel: str) -> bool:
+        """True when a parent folder of rel is a symlink, so rel is not really inside the workspace."""
+        parent = os.path.dirname(rel)
+        if not parent:
+            return False
+        real = os.path.realpath(os.path.join(self._root, parent))
+        return real != os.path.join(self._real_root, parent)
+
+    def stat(self, rel: str) -> DiskStat | None:
+        """lstat of rel, None if absent or if a parent folder is a symlink."""
+        return None if self.escapes(rel) else lstat(os.path.join(self._root, rel))
+
+    def observe(self, rel: str, st: DiskStat | None, known: Entry | None, trust_stat: bool) -> Observed:
+        """The path's current entry; reads it unless the stat cache shows it unchanged."""
+        if st is None or st.kind == "dir":
+            return Observed(ABSENT, None, -1)
+        if st.kind == "other":
+            return Observed(Entry("skipped", perm=st.perm, size=st.size, mtime_ns=st.mtime_ns,
+                                  note="not a regular file"), None, st.ctime_ns)
+        if trust_stat and known is not None and st.matches(known):
+            return Observed(known, None, st.ctime_ns)
+        if st.kind == "link":
+            return self._observe_link(rel, st)
+        return self._observe_file(rel, st)
+
+    def _observe_link(self, rel: str, st: DiskStat) -> Observed:
+        try:
+            data = os.fsencode(os.readlink(os.path.join(self._root, rel)))
+        except (FileNotFoundError, NotADirectoryError, OSError):
+            return Observed(ABSENT, None, -1)
+        entry = Entry("link", blob_sha(make_blob(data)), 0, st.size, _cache_mtime(st.mtime_ns))
+        return Observed(entry, data, st.ctime_ns)
+
+    def _observe_file(self, rel: str, st: DiskStat) -> Observed:
+        if st.size > self._max:
+            return Observed(self._too_big(st), None, st.ctime_ns)
+        try:
+            fd = os.open(os.path.join(self._root, rel), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except (FileNotFoundError, NotADirectoryError):
+            return Observed(ABSENT, None, -1)
+        except OSError as exc:
+            return Observed(Entry("skipped", perm=st.perm, size=st.size, mtime_ns=st.mtime_ns,
+                                  note=f"unreadable: {exc.strerror}"), None, st.ctime_ns)
+        try:
+            now = to_disk_stat(os.fstat(fd))
+            if now.kind != "file":
+                return Observed(ABSENT, None, -1)
+            if now.size > self._max:
+                return Observed(self._too_big(now), None, now.ctime_ns)
+            with os.fdopen(fd, "rb", closefd=False) as handle:
+                data = handle.read(self._max + 1)
+        finally:
+            os.close(fd)
+        if len(data) > self._max:
+            return Observed(self._too_big(now), None, now.ctime_ns)
+        entry = Entry("file", blob_sha(make_blob(data)), now.perm, len(data),
+                      _cache_mtime(now.mtime_ns))
+        return Observed(entry, data, now.ctime_ns)
+
+    def _too_big(self, st: DiskStat) -> Entry:
+        return Entry("skipped", perm=st.perm, size=st.size, mtime_ns=st.mtime_ns,
+                     note=f"over {size_text(self._max)} size cap")
+
+    def record(
+        self,
+        stats: Mapping[str, DiskStat | None],
+        known: Known,
+        *,
+        explicit: Iterable[str] = (),
+        trust_stat: bool,
+        created_after_ns: int | None,
+        save: bool,
+    ) -> Changes:
+        """Observe every path in stats; keep new states, and (save=True) store their blobs.
+
+        Explicit paths always get an entry, changed or not. created_after_ns, when set, lets a
+        path never seen before count as created (absent earlier) if its ctime is not older.
+        """
+        if not os.path.isdir(self._root):
+            raise WorkspaceMissing(f"workspace {self._root} no longer exists (moved or deleted?)")
+        wanted = set(explicit)
+        changes = Changes()
+        pending: list[Blob] = []
+        pending_bytes = 0
+        for rel, st in stats.items():
+            seen = known.get(rel)
+            observed = self.observe(rel, st, seen[1] if seen else None, trust_stat)
+            if not self._note(changes, rel, observed, seen, rel in wanted, created_after_ns):
+                continue
+            if observed.data is None:
+                continue
+            if save:
+                pending.append(make_blob(observed.data))
+                pending_bytes += len(observed.data)
+                if pending_bytes >= PACK_CHUNK_BYTES:
+                    changes.bytes_added += self._blobs.put(pending)
+                    pending, pending_bytes = [], 0
+            else:
+                changes.data[rel] = observed.data
+        if pending:
+            changes.bytes_added += self._blobs.put(pending)
+        return changes
+
+    @staticmethod
+    def _note(
+        changes: Changes,
+        rel: str,
+        observed: Observed,
+        seen: tuple[int, Entry] | None,
+        wanted: bool,
+        created_after_ns: int | None,
+    ) -> bool:
+        """Add rel's outcome to changes; True when it is a new state whose content must be kept."""
+        entry = observed.entry
+        if seen is None and entry.kind == "absent" and not wanted:
+            return False
+        if seen is not None and entry.same_state(seen[1]):
+            if (entry.size, entry.mtime_ns) != (seen[1].size, seen[1].mtime_ns):
+                changes.stat_refresh.append((rel, seen[0], entry.size, entry.mtime_ns))
+            if wanted:
+                changes.entries[rel] = entry
+                if entry.kind == "skipped":
+                    changes.skipped.append((rel, entry.note))
+            return False
+        changes.entries[rel] = entry
+        if entry.kind == "skipped":
+            changes.skipped.append((rel, entry.note))
+        # A path never seen in a complete run was absent since the run began, as long as it is
+        # still absent or changed after the previous checkpoint (not, say, newly un-ignored).
+        if seen is None and created_after_ns is not None and (
+            not entry.present or observed.ctime_ns >= created_after_ns
+        ):
+            changes.created.append(rel)
+        return entry.kind in ("file", "link")
+
+
+def _cache_mtime(mtime_ns: int) -> int:
+    return -1 if mtime_ns > time.time_ns() - RACY_NS else mtime_ns

@@ -1,0 +1,68 @@
+"""Full scan of the workspace (or one folder of it): every non-ignored file and symlink with its stat."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from .ignore import Frame, IgnoreRules
+from .state import DiskStat, to_disk_stat
+
+
+@dataclass
+class ScanResult:
+    """Files and symlinks found (workspace-relative), and the .gitignore files met on the way."""
+
+    files: dict[str, DiskStat] = field(default_factory=dict)
+    gitignores: list[tuple[str, int, int]] = field(default_factory=list)
+
+
+def scan(root: str, rules: IgnoreRules, folder: str = "") -> ScanResult:
+    """Walk `folder` ('' = the whole workspace) without following symlinks, pruning ignored folders,
+    `.git` folders (of any nested repository too) and the store. Vanishing entries are skipped."""
+    result = ScanResult()
+    frame = rules.frame_for(folder.rpartition("/")[0])
+    if frame is None:
+        return result
+    if folder and (rules.skipped_dir(folder) or rules.ignored_in(frame, folder, is_dir=True)):
+        return result
+    stack: list[tuple[str, Frame]] = [(folder + "/" if folder else "", frame)]
+    while stack:
+        rel_dir, frame = stack.pop()
+        _scan_dir(root, rules, rel_dir, frame, stack, result)
+    return result
+
+
+def _scan_dir(
+    root: str,
+    rules: IgnoreRules,
+    rel_dir: str,
+    parent: Frame,
+    stack: list[tuple[str, Frame]],
+    result: ScanResult,
+) -> None:
+    try:
+        with os.scandir(os.path.join(root, rel_dir) if rel_dir else root) as it:
+            entries = list(it)
+    except (FileNotFoundError, NotADirectoryError, PermissionError):
+        return
+    has_gitignore = any(entry.name == ".gitignore" for entry in entries)
+    frame = rules.child_frame(parent, rel_dir, has_gitignore) if rel_dir else parent
+    for entry in entries:
+        rel = rel_dir + entry.name
+        if entry.name == ".git":
+            continue
+        try:
+            if entry.is_dir(follow_symlinks=False):
+                if not rules.skipped_dir(rel) and not rules.ignored_in(frame, rel, is_dir=True):
+                    stack.append((rel + "/", frame))
+                continue
+            if rules.ignored_in(frame, rel, is_dir=False):
+                continue
+            st = to_disk_stat(entry.stat(follow_symlinks=False))
+        except FileNotFoundError:
+            continue
+        if entry.name == ".gitignore":
+            result.gitignores.append((rel, st.mtime_ns, st.size))
+        if st.kind in ("file", "link"):
+            result.files[rel] = st

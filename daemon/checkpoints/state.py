@@ -1,0 +1,86 @@
+"""What the store knows about one path at one checkpoint, and how a path looks on disk now."""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass
+from typing import Literal
+
+EntryKind = Literal["file", "link", "absent", "skipped"]
+DiskKind = Literal["file", "link", "dir", "other"]
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """A path's recorded state: file or symlink content (blob sha), absent, or skipped (why in note).
+
+    size and mtime_ns are a stat cache used to spot unchanged files without reading them;
+    mtime_ns is -1 when the file was changing while recorded, so it is re-read next time.
+    """
+
+    kind: EntryKind
+    sha: str = ""
+    perm: int = 0
+    size: int = -1
+    mtime_ns: int = -1
+    note: str = ""
+
+    def same_state(self, other: Entry) -> bool:
+        """True when both describe the same content and permissions (ignoring the stat cache)."""
+        if self.kind != other.kind:
+            return False
+        if self.kind == "skipped":
+            return (self.size, self.mtime_ns, self.perm) == (other.size, other.mtime_ns, other.perm)
+        return (self.sha, self.perm) == (other.sha, other.perm)
+
+    @property
+    def present(self) -> bool:
+        return self.kind != "absent"
+
+
+ABSENT = Entry("absent")
+
+
+@dataclass(frozen=True, slots=True)
+class DiskStat:
+    """The lstat of a workspace path, reduced to what checkpoints compare."""
+
+    kind: DiskKind
+    size: int
+    mtime_ns: int
+    ctime_ns: int
+    perm: int
+
+    def matches(self, entry: Entry) -> bool:
+        """True when the stat cache says the recorded entry still describes this path."""
+        if entry.mtime_ns < 0 or entry.kind not in ("file", "link", "skipped"):
+            return False
+        kind = "file" if entry.kind == "skipped" else entry.kind
+        return (self.kind, self.size, self.mtime_ns, self.perm) == (
+            kind, entry.size, entry.mtime_ns, entry.perm,
+        )
+
+
+def to_disk_stat(st: os.stat_result) -> DiskStat:
+    """Reduce an lstat result; symlinks get perm 0 since their mode means nothing."""
+    mode = st.st_mode
+    kind: DiskKind
+    if stat.S_ISREG(mode):
+        kind = "file"
+    elif stat.S_ISLNK(mode):
+        kind = "link"
+    elif stat.S_ISDIR(mode):
+        kind = "dir"
+    else:
+        kind = "other"
+    perm = stat.S_IMODE(mode) if kind == "file" else 0
+    return DiskStat(kind, st.st_size, st.st_mtime_ns, st.st_ctime_ns, perm)
+
+
+def lstat(path: str) -> DiskStat | None:
+    """The path's DiskStat, or None when nothing is there (or a parent is not a directory)."""
+    try:
+        return to_disk_stat(os.lstat(path))
+    except (FileNotFoundError, NotADirectoryError):
+        return None

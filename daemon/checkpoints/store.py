@@ -1,0 +1,325 @@
+"""CheckpointStore: the checkpoint API the engine calls (create, list, get, diff, restore, close)."""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from pathlib import Path
+from types import TracebackType
+from typing import Literal, Self
+
+from .capture import Capture, Capturer
+from .diffing import file_diff
+from .dirty import DirtyTracker
+from .errors import (
+    CheckpointError,
+    DiskFull,
+    InvalidPath,
+    UnknownCheckpoint,
+    WorkspaceMissing,
+)
+from .ignore import IgnoreRules
+from .lock import StoreLock
+from .manifest import Draft, Manifest, Row
+from .model import Checkpoint, FileDiff, RestoreResult
+from .objects import BlobStore, disk_usage
+from .paths import default_state_dir, normalize, under
+from .recorder import Changes, Recorder
+from .restore import Restorer, plan
+from .state import ABSENT, Entry
+
+log = logging.getLogger(__name__)
+# Aliases because the method `list` shadows the builtin inside the class body.
+Checkpoints = list[Checkpoint]
+FileDiffs = list[FileDiff]
+_ID = re.compile(r"(?:cp-)?0*(\d{1,18})")
+
+
+def make_id(seq: int) -> str:
+    return f"cp-{seq:06d}"
+
+
+def parse_id(text: str) -> int:
+    """cp-000042, cp-42 and 42 all name checkpoint 42."""
+    match = _ID.fullmatch(text.strip())
+    if match is None:
+        raise UnknownCheckpoint(f"{text!r} is not a checkpoint id (they look like cp-000042)")
+    return int(match.group(1))
+
+
+def _fs_clock_ns() -> int:
+    """The clock file timestamps come from (the coarse one on Linux), for ctime comparisons."""
+    clock = getattr(time, "CLOCK_REALTIME_COARSE", None)
+    return time.clock_gettime_ns(clock) if clock is not None else time.time_ns()
+
+
+class CheckpointStore:
+    """Checkpoints of one workspace, kept outside it (see the package docstring)."""
+
+    def __init__(
+        self,
+        workspace: Path,
+        state_dir: Path | None = None,
+        *,
+        max_file_bytes: int = 5 * 2**20,
+        max_store_bytes: int = 2 * 2**30,
+        is_ignored: Callable[[str], bool] | None = None,
+        watch: bool = True,
+    ) -> None:
+        root = os.path.abspath(workspace)
+        if not os.path.isdir(root):
+            raise WorkspaceMissing(f"workspace {root} does not exist (moved or deleted?)")
+        self._root = root
+        self._identity = self._stat_root()
+        self.state_dir = Path(state_dir) if state_dir is not None else default_state_dir(Path(root))
+        self._max_store = max_store_bytes
+        self._open_state_dir()
+        skip = self._store_inside_workspace()
+        self._rules = IgnoreRules(root, is_ignored, skip)
+        self._lock = StoreLock(self.state_dir / "lock")
+        with self._lock.hold():
+            self._blobs = BlobStore(self.state_dir / "git")
+            self._manifest = Manifest(self.state_dir / "manifest.sqlite3", root)
+        self._recorder = Recorder(root, self._blobs, max_file_bytes)
+        self._tracker: DirtyTracker | None = None
+        if watch:
+            tracker = DirtyTracker(root, str(self.state_dir / "watch"), skip)
+            self._tracker = tracker if tracker.start() else None
+        self._capturer = Capturer(root, self._rules, self._recorder, self._tracker)
+        self._known: dict[str, tuple[int, Entry]] = {}
+        self._generation = -1
+        self._drained_seq = -1
+        self._pruned_at = 0
+
+    def _open_state_dir(self) -> None:
+        try:
+            self.state_dir.mkdir(parents=True, exist_ok=True)
+            (self.state_dir / "WORKSPACE").write_text(self._root + "\n", encoding="utf-8")
+        except OSError as exc:
+            raise CheckpointError(f"cannot use checkpoint store {self.state_dir}: {exc.strerror}") from exc
+
+    def _store_inside_workspace(self) -> list[str]:
+        state = os.path.abspath(self.state_dir)
+        if state.startswith(self._root + os.sep):
+            return [os.path.relpath(state, self._root).replace(os.sep, "/")]
+        return []
+
+    @property
+    def watching(self) -> bool:
+        """True while the file watcher runs (command checkpoints then cost what changed)."""
+        return self._tracker is not None and self._tracker.running
+
+    def close(self) -> None:
+        """Stop the watcher and release the store."""
+        if self._tracker is not None:
+            self._tracker.stop()
+            self._tracker = None
+            self._capturer = Capturer(self._root, self._rules, self._recorder, None)
+        self._manifest.close()
+        self._blobs.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+    # -- reading -------------------------------------------------------------------------
+
+    def list(self) -> Checkpoints:
+        """Every checkpoint still stored, oldest first."""
+        with self._lock.hold(exclusive=False):
+            return [self._checkpoint(row) for row in self._manifest.rows()]
+
+    def get(self, checkpoint_id: str) -> Checkpoint:
+        with self._lock.hold(exclusive=False):
+            return self._checkpoint(self._row(checkpoint_id))
+
+    def diff(self, checkpoint_id: str, *, against: Literal["current", "next"] = "current",
+             path: str | None = None) -> FileDiffs:
+        """Per-file unified diffs from the checkpoint to the workspace now, or to the next
+        checkpoint (the workspace now when there is none yet)."""
+        if against not in ("current", "next"):
+            raise CheckpointError(f"against must be 'current' or 'next', not {against!r}")
+        prefix = normalize(path) if path is not None else None
+        with self._lock.hold():
+            row = self._row(checkpoint_id)
+            upto = self._manifest.next_seq(row.seq) if against == "next" else None
+            if upto is not None:
+                paths = self._manifest.changed_after(row.seq, upto)
+                old, new = self._manifest.states_at(row.seq, paths), self._manifest.states_at(upto, paths)
+                fresh: dict[str, bytes] = {}
+            else:
+                old, new, fresh = self._against_now(row)
+            return self._diffs(old, new, fresh, prefix)
+
+    def _against_now(self, row: Row) -> tuple[dict[str, Entry], dict[str, Entry], dict[str, bytes]]:
+        """The checkpoint's states and the workspace's, for every path that may differ."""
+        self._check_workspace()
+        _capture, changes, run_start = self._observe(None, drain=False, save=False)
+        paths = set(self._manifest.changed_after(row.seq)) | set(changes.entries)
+        old = self._manifest.states_at(row.seq, paths)
+        if run_start is not None and run_start <= row.seq:
+            for path in changes.created:
+                old.setdefault(path, ABSENT)
+        new = {p: changes.entries.get(p) or self._known[p][1]
+               for p in paths if p in changes.entries or p in self._known}
+        return old, new, changes.data
+
+    def _diffs(self, old: dict[str, Entry], new: dict[str, Entry], fresh: dict[str, bytes],
+               prefix: str | None) -> FileDiffs:
+        def load(path: str, entry: Entry) -> bytes:
+            data = fresh.get(path)
+            return data if data is not None and new.get(path) is entry else self._blobs.get(entry.sha)
+
+        found: FileDiffs = []
+        for path in sorted(old):
+            if prefix is not None and not under(path, prefix):
+                continue
+            change = file_diff(path, old[path], new.get(path, ABSENT), load)
+            if change is not None:
+                found.append(change)
+        return found
+
+    # -- writing -------------------------------------------------------------------------
+
+    def create(self, paths: Sequence[str] | None, *, label: str) -> Checkpoint:
+        """Save the state a tool call may change: the named paths, or (None, before a shell
+        command) whatever changed since the previous checkpoint."""
+        if isinstance(paths, str):
+            raise InvalidPath("paths must be a list of paths, not one string")
+        with self._lock.hold():
+            return self._create(paths, label)
+
+    def _create(self, paths: Sequence[str] | None, label: str) -> Checkpoint:
+        created_ns, clock_ns = time.time_ns(), _fs_clock_ns()
+        self._check_workspace()
+        try:
+            capture, changes, run_start = self._observe(paths, drain=True, save=True)
+            draft = Draft(label, "files" if paths is not None else "command", capture.complete,
+                          created_ns, clock_ns,
+                          sorted(p for p, e in changes.entries.items() if e.kind != "skipped"),
+                          capture.skipped + changes.skipped, changes.entries,
+                          changes.created if run_start is not None else [],
+                          changes.stat_refresh, changes.bytes_added, capture.rules)
+            seq = self._manifest.commit(draft, run_start)
+        except BaseException:
+            if self._tracker is not None:
+                self._tracker.mark_lost()  # what it saw since the last checkpoint was not recorded
+            raise
+        if self._tracker is not None:
+            self._drained_seq = seq
+        self._remember(seq, changes)
+        self._prune_if_needed()
+        return self._checkpoint(self._manifest.row(seq, make_id(seq)))
+
+    def _observe(self, paths: Sequence[str] | None, *, drain: bool,
+                 save: bool) -> tuple[Capture, Changes, int | None]:
+        """Capture and record; returns the run start that new files backfill to (None: no backfill)."""
+        self._sync_known()
+        prev = self._manifest.last()
+        meta = self._manifest.meta()
+        capture = self._capturer.capture(
+            paths, prev, self._known, meta,
+            own_drain=prev is not None and prev.seq == self._drained_seq, drain=drain)
+        continues = (prev is not None and prev.complete and capture.complete
+                     and not capture.rules_changed and bool(meta.get("run_start")))
+        changes = self._recorder.record(
+            capture.stats, self._known, explicit=capture.explicit, trust_stat=capture.trust_stat,
+            created_after_ns=prev.clock_ns if continues and prev is not None else None, save=save)
+        return capture, changes, int(meta["run_start"]) if continues else None
+
+    def _remember(self, seq: int, changes: Changes) -> None:
+        for path, entry in changes.entries.items():
+            self._known[path] = (seq, entry)
+        for path, old_seq, size, mtime in changes.stat_refresh:
+            self._known[path] = (old_seq, replace(self._known[path][1], size=size, mtime_ns=mtime))
+        self._generation = self._manifest.generation()
+
+    def restore(self, checkpoint_id: str, *, path: str | None = None) -> RestoreResult:
+        """Bring the workspace (or one file or folder of it) back to the checkpoint's state,
+        after taking a safety checkpoint that undoes it."""
+        prefix = normalize(path) if path is not None else None
+        with self._lock.hold():
+            row = self._row(checkpoint_id)
+            name = make_id(row.seq)
+            if prefix is not None and not self._manifest.holds(row.seq, prefix):
+                raise InvalidPath(f"checkpoint {name} holds no state for {prefix}")
+            safety = self._create(None, f"safety: before restoring {name}"
+                                        + (f" ({prefix})" if prefix else ""))
+            paths = [p for p in self._manifest.changed_after(row.seq)
+                     if prefix is None or under(p, prefix)]
+            targets = self._manifest.states_at(row.seq, paths)
+            current = {p: self._known[p][1] for p in targets if p in self._known}
+            ops, skipped = plan(targets, current)
+            restored, deleted, refused = Restorer(self._root, self._blobs, self._recorder).apply(ops)
+        return RestoreResult(name, safety.id, tuple(restored), tuple(deleted), tuple(skipped + refused))
+
+    # -- helpers -------------------------------------------------------------------------
+
+    def _stat_root(self) -> tuple[int, int]:
+        try:
+            st = os.stat(self._root)
+        except OSError:
+            raise WorkspaceMissing(f"workspace {self._root} no longer exists (moved or deleted?)") from None
+        return (st.st_dev, st.st_ino)
+
+    def _check_workspace(self) -> None:
+        if self._stat_root() != self._identity:
+            raise WorkspaceMissing(f"workspace {self._root} was replaced by another folder since the "
+                                   "store opened (moved or deleted?); reopen the store")
+
+    def _sync_known(self) -> None:
+        """Reload the known state when another process (or a prune) changed the manifest."""
+        generation = self._manifest.generation()
+        if generation != self._generation:
+            self._known = self._manifest.known()
+            self._generation = generation
+
+    def _row(self, text: str) -> Row:
+        return self._manifest.row(parse_id(text), text)
+
+    @staticmethod
+    def _checkpoint(row: Row) -> Checkpoint:
+        kind: Literal["files", "command"] = "files" if row.kind == "files" else "command"
+        return Checkpoint(make_id(row.seq), row.created_ns / 1e9, row.label, row.files,
+                          row.skipped, kind)
+
+    def _measure(self) -> int:
+        manifest = str(self._manifest.path)
+        return self._blobs.disk_bytes() + sum(
+            disk_usage(manifest + suffix) for suffix in ("", "-wal", "-shm"))
+
+    def _prune_if_needed(self) -> None:
+        estimate = int(self._manifest.meta().get("store_bytes", "0"))
+        if estimate <= self._max_store:
+            return
+        if self._pruned_at > self._max_store and estimate < self._pruned_at + self._max_store // 16:
+            return  # the last prune could not get under the cap: do not rescan on every checkpoint
+        try:
+            self._prune()
+        except DiskFull:
+            log.warning("checkpoints: disk full while pruning %s", self.state_dir)
+
+    def _prune(self) -> None:
+        """Drop the oldest checkpoints until the store fits its cap; the newest always stays."""
+        total = self._measure()
+        while total > self._max_store and self._manifest.count() > 1:
+            dead = self._manifest.drop_oldest()
+            loose = self._blobs.remove_loose(dead)
+            total = self._measure()
+            if total > self._max_store and loose < len(dead):
+                self._blobs.compact(self._manifest.live_shas())
+                total = self._measure()
+        if total > self._max_store:
+            log.warning("checkpoints: %s holds %d bytes, over its cap, with one checkpoint left",
+                        self.state_dir, total)
+        self._manifest.set_meta({"store_bytes": str(total)})
+        self._pruned_at = total
+        self._generation = -1  # entries moved between checkpoints: reload the known state
+

@@ -1,0 +1,1 @@
+"""The engine: intents, sessions, the pipeline of stages and the ledger."""

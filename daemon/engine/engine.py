@@ -1,0 +1,303 @@
+"""The engine: workspaces, sessions, deciding a call, and running it (hooks, checkpoint, receipt)."""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from intentd.daemon.engine.context import CallContext
+from intentd.daemon.engine.decision import Decision, Verdict
+from intentd.daemon.engine.ledger import Ledger
+from intentd.daemon.engine.pipeline import Pipeline
+from intentd.daemon.engine.receipts import receipt
+from intentd.daemon.engine.session import Mode, Session
+from intentd.daemon.engine.statedir import state_home, workspace_state_dir
+from intentd.daemon.engine.watcher import ConfigWatcher
+from intentd.daemon.engine.workspace import Workspace
+from intentd.daemon.policy.hooks import run_post_hooks, run_pre_hooks
+from intentd.daemon.tools.base import ToolContext, ToolFailed, ToolKind, ToolResult
+from intentd.daemon.tools.fileio import sha256_file
+
+log = logging.getLogger(__name__)
+EventSink = Callable[[str, dict[str, Any]], None]
+_call_ids = itertools.count(1)
+MAX_UNREPORTED = 10_000
+
+
+@dataclass
+class Evaluation:
+    """A decided call, waiting to be run, refused, or put to a person."""
+
+    call_id: str
+    ctx: CallContext
+    decision: Decision
+    started_at: float
+    decided_ms: float
+
+
+@dataclass
+class Outcome:
+    call_id: str
+    decision: Decision
+    result: ToolResult | None = None
+    checkpoint_id: str | None = None
+    approved_by: str | None = None
+    problems: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"call_id": self.call_id, **self.decision.to_json(),
+                "result": self.result.to_json() if self.result else None,
+                "checkpoint_id": self.checkpoint_id, "approved_by": self.approved_by}
+
+
+class Engine:
+    def __init__(self, home: Path | None = None, *, watch: bool = False, record: bool = True,
+                 checkpoints: bool = True, pipeline: Pipeline | None = None) -> None:
+        self.home = home or state_home()
+        self.watch, self.record, self.use_checkpoints = watch, record, checkpoints
+        self.pipeline = pipeline or Pipeline()
+        self.workspaces: dict[str, Workspace] = {}
+        self.sessions: dict[str, Session] = {}
+        self._watchers: dict[str, ConfigWatcher] = {}
+        self._ledgers: dict[str, Ledger] = {}
+        self._stores: dict[str, Any] = {}
+        # calls allowed by tools/authorize whose clients have not reported yet
+        self._authorized: dict[str, tuple[Evaluation, Outcome, dict[str, str | None], float]] = {}
+        self._lock = threading.RLock()
+        self.event_sinks: list[EventSink] = []
+
+    # -- workspaces and sessions -------------------------------------------------------------
+
+    def workspace(self, root: Path, policy_path: Path | None = None) -> Workspace:
+        resolved = root.resolve()
+        if not resolved.is_dir():
+            raise FileNotFoundError(f"workspace {root} is not a folder")
+        with self._lock:
+            found = self.workspaces.get(str(resolved))
+            if found is None:
+                found = Workspace(resolved, policy_path)
+                self.workspaces[found.root_str] = found
+                if self.watch:
+                    watcher = ConfigWatcher(found)
+                    watcher.start()
+                    self._watchers[found.root_str] = watcher
+            return found
+
+    def open_session(self, root: Path, *, agent: str = "agent", mode: Mode = Mode.ACT,
+                     policy_path: Path | None = None) -> Session:
+        session = Session(self.workspace(root, policy_path), agent=agent, mode=mode)
+        with self._lock:
+            self.sessions[session.id] = session
+        return session
+
+    def close_session(self, session_id: str) -> Session | None:
+        with self._lock:
+            return self.sessions.pop(session_id, None)
+
+    # -- deciding ------------------------------------------------------------------------------
+
+    def evaluate(self, session: Session, name: Any, args: Any, batch: str | None = None) -> Evaluation:
+        started, clock = time.time(), time.perf_counter()
+        ctx = CallContext(session, session.workspace.config, name, args, batch)
+        if batch is not None and session.rejected_batch == batch:
+            decision = Decision.deny("approval", "skipped: the person rejected an earlier call of "
+                                                 "this turn")
+        else:
+            decision = self.pipeline.decide(ctx)
+        return Evaluation(f"c-{next(_call_ids)}", ctx, decision, started,
+                          (time.perf_counter() - clock) * 1000)
+
+    def apply_dry_run(self, ev: Evaluation) -> None:
+        """What `intentd check` lets happen: an intent selected, a read file's hash recorded."""
+        if ev.decision.verdict is not Verdict.ALLOW:
+            return
+        ctx = ev.ctx
+        if ctx.name == "select_active_intent":
+            ctx.session.intent_id = ctx.args["intent_id"]
+        elif ctx.name == "read_file":
+            digest = sha256_file(ctx.paths[0].absolute)
+            if digest:
+                ctx.session.read_hashes[ctx.paths[0].absolute] = digest
+
+    # -- running -------------------------------------------------------------------------------
+
+    def refuse(self, ev: Evaluation, decision: Decision | None = None) -> Outcome:
+        """Record a call that does not run (denied, rejected by a person, withdrawn)."""
+        outcome = Outcome(ev.call_id, decision or ev.decision)
+        self._record(ev, outcome, {}, time.perf_counter())
+        return outcome
+
+    def run(self, ev: Evaluation, approved_by: str) -> Outcome:
+        """Run an allowed or approved call: pre-hooks, checkpoint, execute, post-hooks, receipt."""
+        ctx, clock = ev.ctx, time.perf_counter()
+        prepared = self._prepare(ev)
+        if isinstance(prepared, Outcome):
+            return prepared
+        before, checkpoint_id = prepared
+        self._emit("tools/started", {"call_id": ev.call_id, "session_id": ctx.session.id,
+                                     "tool": ctx.name, "checkpoint_id": checkpoint_id})
+        result = self._execute(ctx)
+        self._apply_effects(ctx, result)
+        outcome = Outcome(ev.call_id, ev.decision, result, checkpoint_id, approved_by)
+        hooks = ctx.config.policy.hooks
+        if hooks.post_tool:
+            payload = {**self._hook_payload(ev), "result": result.to_json()}
+            outcome.problems = run_post_hooks(hooks.post_tool, payload, ctx.root)
+        self._record(ev, outcome, before, clock)
+        return outcome
+
+    def authorize(self, ev: Evaluation, approved_by: str) -> Outcome:
+        """For clients that run the tool themselves: pre-hooks and checkpoint, then allow."""
+        clock = time.perf_counter()
+        prepared = self._prepare(ev)
+        if isinstance(prepared, Outcome):
+            return prepared
+        before, checkpoint_id = prepared
+        self.apply_dry_run(ev)
+        outcome = Outcome(ev.call_id, ev.decision, None, checkpoint_id, approved_by)
+        with self._lock:
+            self._authorized[ev.call_id] = (ev, outcome, before, clock)
+            overflow = next(iter(self._authorized.values())) if len(
+                self._authorized) > MAX_UNREPORTED else None
+        if overflow is not None:  # a client that never reports must not grow memory forever
+            self.report(overflow[0].ctx.session, overflow[0].call_id, False, "never reported")
+        return outcome
+
+    def _prepare(self, ev: Evaluation) -> Outcome | tuple[dict[str, str | None], str | None]:
+        """Pre-hooks, then the checkpoint of a destructive call; a refusal comes back as Outcome."""
+        ctx = ev.ctx
+        hooks = ctx.config.policy.hooks
+        if hooks.pre_tool:
+            veto = run_pre_hooks(hooks.pre_tool, self._hook_payload(ev), ctx.root)
+            if veto is not None:
+                return self.refuse(ev, Decision.deny("pre_hook", f"{veto.reason} ({veto.hook})"))
+        before = {p.absolute: sha256_file(p.absolute) for p in ctx.writes()}
+        checkpoint_id = None
+        if ctx.destructive and ctx.kind is not ToolKind.MCP:
+            try:
+                checkpoint_id = self._checkpoint(ctx, ev.call_id)
+            except Exception as exc:
+                log.exception("checkpoint failed")
+                return self.refuse(ev, Decision.deny("checkpoint", f"no checkpoint could be taken "
+                                                                   f"({exc}); refused to be safe"))
+        return before, checkpoint_id
+
+    def report(self, session: Session, call_id: str, ok: bool, output: str) -> bool:
+        """The receipt of an authorized call the client ran; False when the call is unknown."""
+        with self._lock:
+            entry = self._authorized.get(call_id)
+            if entry is None or entry[0].ctx.session is not session:
+                return False
+            del self._authorized[call_id]
+        ev, outcome, before, clock = entry
+        written = {path: sha256_file(path) for path in before}
+        outcome.result = ToolResult(ok, output, written=written)
+        if ok:
+            session.read_hashes.update({p: d for p, d in written.items() if d})
+        self._record(ev, outcome, before, clock)
+        return True
+
+    def forget_session(self, session: Session) -> None:
+        """Close a session: authorized calls never reported are recorded as such."""
+        with self._lock:
+            self.sessions.pop(session.id, None)
+            unreported = [k for k, v in self._authorized.items() if v[0].ctx.session is session]
+        for call_id in unreported:
+            self.report(session, call_id, False, "the client never reported the result")
+
+    def _execute(self, ctx: CallContext) -> ToolResult:
+        assert ctx.tool is not None
+        tool_ctx = ToolContext(
+            root=ctx.root, paths=tuple(p.absolute for p in ctx.paths),
+            cwd=ctx.cwd.absolute if ctx.cwd else ctx.root, session_intent=ctx.session.intent_id,
+            intents_lookup=ctx.intents_lookup, is_ignored=ctx.config.ignore.ignores)
+        try:
+            return ctx.tool.execute(tool_ctx, ctx.args)
+        except ToolFailed as exc:
+            return ToolResult(False, str(exc))
+        except OSError as exc:
+            return ToolResult(False, f"{ctx.name} failed: {exc.strerror or exc}")
+        except Exception as exc:
+            log.exception("tool %s crashed", ctx.name)
+            return ToolResult(False, f"{ctx.name} failed with an internal error: {exc}")
+
+    @staticmethod
+    def _apply_effects(ctx: CallContext, result: ToolResult) -> None:
+        if not result.ok:
+            return
+        session = ctx.session
+        if ctx.name == "select_active_intent":
+            session.intent_id = result.data["intent_id"]
+        session.read_hashes.update(result.read)
+        # What the session wrote, it knows: the next edit of that file is not stale.
+        session.read_hashes.update({p: d for p, d in result.written.items() if d})
+
+    def _checkpoint(self, ctx: CallContext, call_id: str) -> str | None:
+        store = self.checkpoint_store(ctx.session.workspace) if self.use_checkpoints else None
+        if store is None:
+            return None
+        paths = [p.relative for p in ctx.paths if p.relative] if ctx.kind is ToolKind.EDIT else None
+        checkpoint = store.create(paths, label=f"before {ctx.name} ({call_id})")
+        self._emit("checkpoints/created", {"workspace": ctx.root, "checkpoint_id": checkpoint.id,
+                                           "label": checkpoint.label})
+        return str(checkpoint.id)
+
+    def checkpoint_store(self, workspace: Workspace) -> Any:
+        """The workspace's checkpoint store, opened on first use."""
+        from intentd.daemon.checkpoints import CheckpointStore
+
+        with self._lock:
+            store = self._stores.get(workspace.root_str)
+            if store is None:
+                store = CheckpointStore(
+                    workspace.root, workspace_state_dir(workspace.root, self.home) / "checkpoints",
+                    is_ignored=lambda rel: workspace.config.ignore.ignores(rel))
+                self._stores[workspace.root_str] = store
+            return store
+
+    # -- recording -----------------------------------------------------------------------------
+
+    def ledger(self, workspace: Workspace) -> Ledger:
+        with self._lock:
+            ledger = self._ledgers.get(workspace.root_str)
+            if ledger is None:
+                path = workspace_state_dir(workspace.root, self.home) / "ledger.jsonl"
+                ledger = self._ledgers[workspace.root_str] = Ledger(path)
+            return ledger
+
+    def _record(self, ev: Evaluation, outcome: Outcome, before: dict[str, str | None],
+                clock: float) -> None:
+        entry = receipt(ev, outcome, before, (time.perf_counter() - clock) * 1000)
+        self._emit("tools/finished", entry)
+        if self.record:
+            self.ledger(ev.ctx.session.workspace).append(entry)
+
+    @staticmethod
+    def _hook_payload(ev: Evaluation) -> dict[str, Any]:
+        ctx = ev.ctx
+        return {"tool": ctx.name, "args": ctx.args, "workspace": ctx.root,
+                "session": ctx.session.id, "intent": ctx.session.intent_id, "call_id": ev.call_id}
+
+    def _emit(self, name: str, params: dict[str, Any]) -> None:
+        for sink in list(self.event_sinks):
+            try:
+                sink(name, params)
+            except Exception:
+                log.exception("event sink failed on %s", name)
+
+    def close(self) -> None:
+        for watcher in self._watchers.values():
+            watcher.stop()
+        for store in self._stores.values():
+            store.close()
+        for ledger in self._ledgers.values():
+            ledger.close()
+        self._watchers.clear()
+        self._stores.clear()
+        self._ledgers.clear()

@@ -1,0 +1,60 @@
+"""Stage 8: auto-approval settings per action class, with a limit on consecutive auto-approvals."""
+
+from __future__ import annotations
+
+from intentd.daemon.engine.context import CallContext
+from intentd.daemon.engine.decision import Decision
+from intentd.daemon.policy.config import AutoApprove
+from intentd.daemon.tools.base import ToolKind
+
+
+class ApprovalStage:
+    name = "approval"
+
+    def check(self, ctx: CallContext) -> Decision | None:
+        if ctx.kind is ToolKind.META:
+            return Decision.allow(self.name, f"{ctx.name} changes nothing")
+        settings = ctx.config.policy.auto_approve
+        why_not = ctx.must_ask or _why_not_auto(ctx, settings)
+        if why_not:
+            ctx.session.auto_approved_in_row = 0
+            return Decision.ask(self.name, why_not)
+        if settings.max_consecutive and ctx.session.auto_approved_in_row >= settings.max_consecutive:
+            ctx.session.auto_approved_in_row = 0
+            return Decision.ask(self.name, f"{settings.max_consecutive} calls in a row were "
+                                           "auto-approved; a person checks in once")
+        ctx.session.auto_approved_in_row += 1
+        return Decision.allow(self.name, _why_auto(ctx))
+
+
+def _why_not_auto(ctx: CallContext, settings: AutoApprove) -> str | None:
+    external = ctx.not_auto[0] if ctx.not_auto else None
+    if ctx.kind is ToolKind.READ:
+        if external:
+            return None if settings.read_external else f"{external} (read_external is off)"
+        return None if settings.read else "auto-approval of reads is off"
+    if ctx.kind is ToolKind.EDIT:
+        if external:
+            return None if settings.edit_external else f"{external} (edit_external is off)"
+        return None if settings.edit else "auto-approval of edits is off"
+    if ctx.kind is ToolKind.MCP:
+        return None if settings.mcp else "auto-approval of MCP tools is off"
+    verdict = ctx.command()
+    if verdict is None:
+        return "unknown kind of tool"
+    if external:
+        return external  # a command naming ignored or external paths always goes to a person
+    if verdict.outcome == "allow":
+        return None
+    if verdict.outcome == "read_only":
+        return None if settings.safe_commands else "auto-approval of safe commands is off"
+    if settings.all_commands:
+        return None
+    return verdict.reason or "the command is not on the allow list"
+
+
+def _why_auto(ctx: CallContext) -> str:
+    verdict = ctx.command()
+    if verdict is not None:
+        return f"auto-approved: {verdict.reason}"
+    return f"auto-approved: {ctx.kind.value if ctx.kind else 'call'} inside the workspace"

@@ -1,0 +1,25 @@
+"""Protected paths: agents never write `.orchestration/**` or any `.git/**`, whatever the scope says."""
+
+from __future__ import annotations
+
+from intentd.daemon.engine.context import CallContext
+from intentd.daemon.engine.decision import Decision
+
+
+def is_protected(relative: str) -> bool:
+    parts = relative.split("/")
+    return parts[0] == ".orchestration" or ".git" in parts
+
+
+class ProtectedPathsStage:
+    name = "protected"
+
+    def check(self, ctx: CallContext) -> Decision | None:
+        if not ctx.destructive:
+            return None
+        for path in ctx.writes():
+            if path.relative is not None and is_protected(path.relative):
+                return Decision.deny(self.name, f"{path.relative} is protected: agents may not "
+                                                "write .orchestration/ (an agent must not widen its "
+                                                "own scope) or any .git/ folder")
+        return None

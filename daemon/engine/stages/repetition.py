@@ -1,0 +1,59 @@
+"""Stage 3: the same call repeated past the limit, or a short cycle of calls, is stopped."""
+
+from __future__ import annotations
+
+import json
+
+from intentd.daemon.engine.context import CallContext
+from intentd.daemon.engine.decision import Decision
+
+CYCLE_LENGTHS = range(2, 6)
+CYCLE_REPEATS = 5
+
+
+def call_key(name: str, args: object) -> str:
+    """Canonical text of a call: key order does not matter, value types do (1, 1.0, "1", true)."""
+    return json.dumps([name, args], sort_keys=True, separators=(",", ":"), default=repr)
+
+
+class RepetitionStage:
+    name = "repetition"
+
+    def check(self, ctx: CallContext) -> Decision | None:
+        limit = ctx.config.policy.repetition_limit
+        if limit == 0:
+            return None
+        session = ctx.session
+        key = call_key(ctx.name, ctx.args)
+        recent = session.recent_calls
+        session.same_call_count = session.same_call_count + 1 if recent and recent[-1] == key else 1
+        recent.append(key)
+        if session.same_call_count > limit:
+            self._restart(ctx)
+            return Decision.deny(self.name, f"{ctx.name} was called with the same arguments "
+                                            f"{limit + 1} times in a row; stop repeating it and "
+                                            "change approach (or ask the person)")
+        cycle = _cycle_length(list(recent))
+        if cycle:
+            self._restart(ctx)
+            return Decision.deny(self.name, f"the same {cycle} calls were repeated "
+                                            f"{CYCLE_REPEATS} times back to back; you are going in "
+                                            "circles: change approach (or ask the person)")
+        return None
+
+    @staticmethod
+    def _restart(ctx: CallContext) -> None:
+        ctx.session.same_call_count = 0
+        ctx.session.recent_calls.clear()
+
+
+def _cycle_length(keys: list[str]) -> int | None:
+    for length in CYCLE_LENGTHS:
+        span = length * CYCLE_REPEATS
+        if len(keys) < span:
+            return None
+        window = keys[-span:]
+        pattern = window[:length]
+        if len(set(pattern)) > 1 and all(window[i] == pattern[i % length] for i in range(span)):
+            return length
+    return None

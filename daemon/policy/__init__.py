@@ -1,0 +1,1 @@
+"""Pure policy code: shell-command analysis, ignore rules, auto-approval and hooks."""

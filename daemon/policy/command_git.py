@@ -1,0 +1,136 @@
+"""Decide whether a `git` invocation only reads the repository (no config, pager or output file)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from intentd.daemon.policy.command_options import matches_long, short_letters
+
+# Global options (before the subcommand) that are safe; `-C DIR` is handled apart.
+_SAFE_GLOBAL = frozenset({
+    "--no-pager", "-P", "--no-replace-objects", "--literal-pathspecs", "--glob-pathspecs",
+    "--noglob-pathspecs", "--icase-pathspecs", "--no-optional-locks", "--bare",
+    "--version", "--html-path", "--man-path", "--info-path", "--no-advice",
+})
+# Options refused in every subcommand: they write a file, run a program or start a pager.
+_REFUSED_LONG = ("output", "ext-diff", "textconv", "filters", "open-files-in-pager",
+                 "paginate", "exec", "upload-pack", "receive-pack", "edit")
+_REAL_PREFIXES = ("text",)  # `git diff --text` is a real option that abbreviates --textconv
+
+Check = Callable[[Sequence[str]], str | None]
+
+
+def check_git(args: Sequence[str]) -> str | None:
+    """Why `git ARGS` is not read-only, or None when it only reads."""
+    index = 0
+    while index < len(args) and args[index].startswith("-"):
+        word = args[index]
+        if word == "-C":
+            index += 2
+            continue
+        if word not in _SAFE_GLOBAL:
+            return f"`git {word}` can change configuration, run a pager or another program"
+        index += 1
+    if index >= len(args):
+        return None  # `git`, `git --version`: prints and exits
+    sub, rest = args[index], args[index + 1:]
+    check = _SUBCOMMANDS.get(sub)
+    if check is None:
+        return f"`git {sub}` is not a read-only git command"
+    for word in rest:
+        if word == "--":
+            break
+        refused = matches_long(word, _REFUSED_LONG, exact=_REAL_PREFIXES)
+        if refused or word.startswith("-o") or (sub == "grep" and "O" in short_letters(word)):
+            return f"`git {sub} {word}` writes a file or runs a program"
+    return check(rest)
+
+
+def _any(rest: Sequence[str]) -> str | None:
+    return None
+
+
+def _listing(allowed: frozenset[str], takes: frozenset[str], name: str) -> Check:
+    """`git branch` / `git tag`: listing options only; names only as patterns after -l."""
+    def check(rest: Sequence[str]) -> str | None:
+        listing = any(word in ("-l", "--list") for word in rest)
+        previous = ""
+        for word in rest:
+            option = word.split("=", 1)[0]
+            if word.startswith("-"):
+                if option not in allowed and not (option.startswith("-n") and name == "tag"):
+                    return f"`git {name} {word}` changes {name}es or is not known to be read-only"
+            elif not listing and previous not in takes:
+                return f"`git {name} {word}` creates or changes a {name}"
+            previous = word
+        return None
+    return check
+
+
+_LIST_COMMON = frozenset({"-l", "--list", "-v", "-vv", "--verbose", "--contains",
+                          "--no-contains", "--merged", "--no-merged", "--points-at", "--sort",
+                          "--format", "--color", "--no-color", "--column", "--no-column", "-i",
+                          "--ignore-case", "--abbrev", "--no-abbrev"})
+_TAKES_COMMIT = frozenset({"--contains", "--no-contains", "--merged", "--no-merged",
+                           "--points-at", "--sort", "--format"})
+
+
+def _remote(rest: Sequence[str]) -> str | None:
+    if not rest or all(word in ("-v", "--verbose") for word in rest):
+        return None
+    if rest[0] == "get-url":
+        return None
+    return f"`git remote {rest[0]}` changes remotes or contacts the network"
+
+
+_CONFIG_READS = frozenset({"--get", "--get-all", "--get-regexp", "--get-urlmatch", "--list",
+                           "-l", "--get-colorbool"})
+_CONFIG_SAFE = frozenset({"--global", "--system", "--local", "--worktree", "--file", "-f",
+                          "--blob", "--show-origin", "--show-scope", "--name-only", "-z",
+                          "--null", "--type", "--bool", "--int", "--bool-or-int", "--path",
+                          "--expiry-date", "--includes", "--no-includes", "--default"})
+
+
+def _config(rest: Sequence[str]) -> str | None:
+    if rest and rest[0] in ("get", "list"):
+        return None
+    options = {word.split("=", 1)[0] for word in rest if word.startswith("-")}
+    unknown = options - _CONFIG_READS - _CONFIG_SAFE
+    if unknown or not options & _CONFIG_READS:
+        return "`git config` may set configuration; only --get/--list forms are read-only"
+    return None
+
+
+def _first_word_in(allowed: frozenset[str], name: str, empty_ok: bool) -> Check:
+    """`git stash list`, `git worktree list`: only these forms read."""
+    def check(rest: Sequence[str]) -> str | None:
+        words = [word for word in rest if not word.startswith("-")]
+        if (not words and empty_ok) or (words and words[0] in allowed):
+            return None
+        return f"`git {name}` without {' or '.join(sorted(allowed))} changes the repository"
+    return check
+
+
+def _reflog(rest: Sequence[str]) -> str | None:
+    words = [word for word in rest if not word.startswith("-")]
+    if words and words[0] in ("expire", "delete", "drop", "write"):
+        return f"`git reflog {words[0]}` changes the reflog"
+    return None
+
+
+_SUBCOMMANDS: dict[str, Check] = {
+    **{sub: _any for sub in (
+        "status", "log", "diff", "show", "rev-parse", "ls-files", "blame", "describe",
+        "shortlog", "rev-list", "ls-tree", "merge-base", "show-ref", "grep", "count-objects",
+        "whatchanged", "cherry", "name-rev", "cat-file", "diff-tree", "diff-files",
+        "diff-index", "for-each-ref", "version", "check-ignore", "check-attr", "annotate",
+        "show-branch", "range-diff")},
+    "branch": _listing(_LIST_COMMON | {"-a", "--all", "-r", "--remotes", "--show-current"},
+                       _TAKES_COMMIT, "branch"),
+    "tag": _listing(_LIST_COMMON | {"-n"}, _TAKES_COMMIT, "tag"),
+    "remote": _remote,
+    "config": _config,
+    "stash": _first_word_in(frozenset({"list", "show"}), "stash", empty_ok=False),
+    "worktree": _first_word_in(frozenset({"list"}), "worktree", empty_ok=False),
+    "reflog": _reflog,
+}

@@ -1,0 +1,214 @@
+"""Turn parsed commands into SimpleCommands: check names, see through wrappers, classify."""
+
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass, field, replace
+
+from intentd.daemon.policy.command_effects import path_args, write_targets
+from intentd.daemon.policy.command_readonly import classify
+from intentd.daemon.policy.command_syntax import RawCommand, parse_syntax
+from intentd.daemon.policy.command_types import Redirect, SimpleCommand
+from intentd.daemon.policy.command_words import (
+    Word,
+    assignment_name,
+    is_harmless_assignment,
+    is_risky_name,
+    plain_ascii,
+)
+from intentd.daemon.policy.command_wrappers import Unwrap, unwrap
+
+MAX_CODE_DEPTH = 4      # bash -c "bash -c '…'" nesting followed before giving up (opaque)
+MAX_WRAPPERS = 8        # sudo timeout nice env … layers followed before giving up
+MAX_JOINED_PATHS = 4096  # cd targets × relative paths listed before giving up
+_NOT_FILES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/fd/1", "/dev/fd/2"})
+# Builtins whose operands name variables they set: a risky name among them needs a person.
+_SETTERS = frozenset({"export", "declare", "typeset", "local", "readonly", "read", "mapfile",
+                      "readarray", "getopts", "printf"})
+
+
+@dataclass(slots=True)
+class Findings:
+    """Everything found in one command string, nested code included."""
+
+    commands: list[SimpleCommand] = field(default_factory=list)
+    path_args: list[str] = field(default_factory=list)
+    write_targets: list[str] = field(default_factory=list)
+    opaque: list[str] = field(default_factory=list)
+    risky: list[str] = field(default_factory=list)
+    redirect_writes: list[str] = field(default_factory=list)
+    cd_targets: list[str] = field(default_factory=list)
+
+    def finish_paths(self) -> None:
+        """Also list relative paths joined to each directory a `cd` moved to (best effort)."""
+        prefixes: list[str] = []
+        current = ""
+        for target in self.cd_targets:
+            current = posixpath.join(current, target) if current else target
+            prefixes.extend(p for p in (target, current) if p not in prefixes)
+        relative = [p for p in self.path_args if not p.startswith(("/", "~"))]
+        if len(prefixes) * len(relative) > MAX_JOINED_PATHS:
+            self.opaque.append("too many directory changes to follow")
+            return
+        self.path_args.extend(posixpath.join(d, p) for d in prefixes for p in relative)
+
+
+@dataclass(frozen=True, slots=True)
+class _Context:
+    """What a layer inherits from the layers around it."""
+
+    assignments: tuple[str, ...]
+    redirects: tuple[Redirect, ...]
+    via: tuple[str, ...]
+    depth: int
+    layer: int = 0
+    open_at: str | None = None   # arguments added at run time go at this text ("": the end)
+    stdin: tuple[str, str | None] = ("", None)
+
+
+class Resolver:
+    """Collects the SimpleCommands of a command string into `found`."""
+
+    def __init__(self) -> None:
+        self.found = Findings()
+
+    def code(self, source: str, via: tuple[str, ...], depth: int) -> None:
+        """Analyse shell code (the whole command, or a string a wrapper runs)."""
+        syntax = parse_syntax(source)
+        where = f" (in `{via[-1]}`)" if via else ""
+        self.found.opaque.extend(reason + where for reason in syntax.hidden)
+        self.found.opaque.extend(
+            f"defines the function `{name}`, which changes what later commands run{where}"
+            for name in syntax.functions)
+        self.found.risky.extend(f"{name}=" for name in syntax.set_names if is_risky_name(name))
+        for redirect in syntax.loose_redirects:
+            self._redirect(redirect)
+        for raw in syntax.commands:
+            self._raw(raw, via, depth)
+
+    def _raw(self, raw: RawCommand, via: tuple[str, ...], depth: int) -> None:
+        for redirect in raw.redirects:
+            self._redirect(redirect)
+        assignments = tuple(word.text for word in raw.assignments)
+        context = _Context(assignments, raw.redirects, via, depth,
+                           stdin=(raw.stdin_kind, raw.stdin_text))
+        if raw.words:
+            self._layer(raw.words, context)
+        else:
+            self._emit((), context, True, "only sets shell variables")
+
+    def _redirect(self, redirect: Redirect) -> None:
+        if redirect.target and redirect.target not in _NOT_FILES:
+            self.found.path_args.append(redirect.target)
+        if redirect.writes_file:
+            self.found.redirect_writes.append(redirect.target)
+            self.found.write_targets.append(redirect.target)
+
+    def _layer(self, words: tuple[Word, ...], context: _Context) -> None:
+        name = words[0]
+        problem = _name_problem(name)
+        if problem is not None:
+            opaque, reason = problem
+            self._emit(words, context, False, reason, opaque=opaque)
+            return
+        wrapper = unwrap(words, *context.stdin) if context.layer < MAX_WRAPPERS else None
+        if wrapper is None and context.layer >= MAX_WRAPPERS:
+            self._emit(words, context, False, "too many wrappers to follow", opaque=True)
+        elif wrapper is None:
+            self._final(words, context)
+        else:
+            self._wrapper(words, wrapper, context)
+
+    def _final(self, words: tuple[Word, ...], context: _Context) -> None:
+        name, args = words[0].text, words[1:]
+        texts = [word.text for word in args]
+        read_only, reason = classify(name, args, context.open_at is not None)
+        self._emit(words, context, read_only, reason)
+        self.found.path_args.extend(path_args(name, texts))
+        self.found.write_targets.extend(write_targets(name, texts))
+        if name in ("cd", "pushd") and read_only:
+            self.found.cd_targets.extend(t for t in texts if not t.startswith("-"))
+        if name in _SETTERS:
+            self.found.risky.extend(
+                t for t in _set_names(name, texts) if is_risky_name(assignment_name(t + "=")))
+
+    def _wrapper(self, words: tuple[Word, ...], wrapper: Unwrap, context: _Context) -> None:
+        reason = wrapper.opaque or wrapper.why
+        self._emit(words, context, wrapper.transparent and not wrapper.opaque, reason,
+                   opaque=wrapper.opaque is not None, runs_suffix=wrapper.runs_suffix)
+        self.found.write_targets.extend(wrapper.writes)
+        if words[0].text in ("find", "fd"):  # the directories it searches
+            own = [w.text for w in words[1:]]
+            self.found.path_args.extend(path_args("find", own[:_first_exec(own)]))
+        via = context.via + (wrapper.label,)
+        if wrapper.code is not None:
+            self._nested_code(wrapper, via, context.depth)
+        inner = replace(context, via=via, layer=context.layer + 1,
+                        assignments=context.assignments + tuple(w.text for w in wrapper.env))
+        if wrapper.open_args:
+            inner = replace(inner, open_at=wrapper.replace)
+        for argv in wrapper.inner:
+            self._layer(argv, inner)
+
+    def _nested_code(self, wrapper: Unwrap, via: tuple[str, ...], depth: int) -> None:
+        code = wrapper.code or ""
+        if depth >= MAX_CODE_DEPTH:
+            self.found.opaque.append(f"`{wrapper.label}` code is nested too deeply")
+            return
+        try:
+            self.code(code, via, depth + 1)
+        except Exception as error:  # noqa: BLE001 - any bashlex failure: the code stays unseen
+            self.found.opaque.append(f"cannot parse the code `{wrapper.label}` runs ({error})")
+
+    def _emit(self, words: tuple[Word, ...], context: _Context, read_only: bool, reason: str,
+              opaque: bool = False, runs_suffix: bool = False) -> None:
+        argv = tuple(word.text for word in words)
+        text = " ".join(argv)
+        risky = [a for a in context.assignments if is_risky_name(assignment_name(a))]
+        self.found.risky.extend(risky)
+        unsafe = [a for a in context.assignments if not is_harmless_assignment(a)]
+        writes = [r.target or r.op for r in context.redirects if r.writes_file]
+        if read_only and unsafe:
+            read_only, reason = False, f"`{unsafe[0]}` may change how it runs"
+        if read_only and writes:
+            read_only, reason = False, f"writes `{writes[0]}` through a redirect"
+        self.found.commands.append(SimpleCommand(
+            argv=argv, text=text, assignments=context.assignments, redirects=context.redirects,
+            read_only=read_only, reason=reason, opaque=opaque, via=context.via,
+            runs_suffix=runs_suffix, open_prefix=_open_prefix(text, context.open_at)))
+
+
+def _open_prefix(text: str, open_at: str | None) -> str | None:
+    """Where arguments added at run time go: deny rules match anything starting there."""
+    if open_at is None:
+        return None
+    if open_at and open_at in text:
+        return text[:text.index(open_at)]
+    return text + " "
+
+
+def _first_exec(texts: list[str]) -> int:
+    execs = ("-exec", "-execdir", "-ok", "-okdir", "--exec", "--exec-batch", "-x", "-X")
+    return next((i for i, text in enumerate(texts) if text in execs), len(texts))
+
+
+def _set_names(name: str, texts: list[str]) -> list[str]:
+    """The operands of a variable-setting builtin that may name variables."""
+    if name == "printf":
+        return texts[1:2] if texts[:1] == ["-v"] else []
+    return texts
+
+
+def _name_problem(word: Word) -> tuple[bool, str] | None:
+    """(opaque?, why) when the command name itself prevents classifying the command."""
+    if word.dynamic:
+        return True, f"the command name `{word.raw}` is only known when it runs"
+    if word.pattern:
+        return True, f"the command name `{word.raw}` is a glob or brace pattern"
+    if not word.text:
+        return False, "the command name is empty"
+    if not plain_ascii(word.text):
+        return False, f"the command name `{word.text}` has non-ASCII or invisible characters"
+    if "/" in word.text or word.tilde:
+        return False, f"`{word.text}` is a program given by a path, not the system's"
+    return None

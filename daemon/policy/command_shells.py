@@ -1,0 +1,102 @@
+"""See through a shell started as a command: `bash -c CODE`, `sh script.sh`, `bash <<EOF`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from intentd.daemon.policy.command_unwrap import Unwrap
+from intentd.daemon.policy.command_words import Word
+
+# Shells whose language bashlex does not speak: their code is never seen through.
+_FOREIGN = frozenset({"fish", "csh", "tcsh"})
+_FLAGS = frozenset("abefhkmnptuvxBCEHPTr")
+_LONG_FLAGS = frozenset({"noprofile", "norc", "posix", "restricted", "verbose", "version",
+                         "help", "debugger", "noediting", "dump-strings", "dump-po-strings",
+                         "protected", "wordexp"})
+
+
+@dataclass(slots=True)
+class _ShellOptions:
+    command: bool = False   # -c: the first operand is code
+    stdin: bool = False     # -s: read commands from standard input
+    startup: bool = False   # login or interactive: runs the user's profile scripts
+    operands: int = 0       # index of the first operand
+
+
+def shell_unwrap(words: tuple[Word, ...], stdin_kind: str, stdin_text: str | None) -> Unwrap:
+    """What a shell runs: its -c string, a script, or the here-document it reads."""
+    name = words[0].text
+    if name in _FOREIGN:
+        return Unwrap(name, False, f"`{name}` is not a POSIX shell",
+                      opaque=f"`{name}` code is not analysed")
+    options = _options(words)
+    if options is None:
+        why = f"`{name}` options are not understood"
+        return Unwrap(name, False, why, opaque=why, runs_suffix=True)
+    # zsh reads ~/.zshenv even for -c; login and interactive shells read profile scripts.
+    transparent = not options.startup and name != "zsh"
+    operands = words[options.operands:]
+    if options.command:
+        label, why = f"{name} -c", f"`{name} -c` runs its argument as shell code"
+        if not operands or not operands[0].known:
+            return Unwrap(label, False, why, opaque=f"`{label}` runs code only known at run time")
+        return Unwrap(label, transparent, why, code=operands[0].text)
+    if operands and not options.stdin:
+        script = operands[0].raw
+        return Unwrap(f"{name} {script}", False, f"`{name} {script}` runs a script")
+    if stdin_kind in ("heredoc", "herestring") and stdin_text is not None:
+        why = f"`{name}` runs the commands written to its input"
+        return Unwrap(f"{name} <<", transparent, why, code=stdin_text)
+    why = f"`{name}` runs commands read from its input"
+    if stdin_kind == "file":
+        return Unwrap(f"{name} <", False, why)
+    return Unwrap(name, False, why, opaque=why)
+
+
+def _options(words: tuple[Word, ...]) -> _ShellOptions | None:
+    """Walk bash-style options: letter clusters after - or +, -o/-O taking a word."""
+    found = _ShellOptions()
+    index = 1
+    while index < len(words):
+        word = words[index]
+        text = word.text
+        if text in ("-", "--"):
+            index += 1
+            break
+        if text[:1] not in ("-", "+") or len(text) < 2:
+            break
+        if not word.known:
+            return None
+        if text.startswith("--"):
+            name = text[2:]
+            if name in ("login", "rcfile", "init-file"):
+                found.startup = True
+                index += 1 if name == "login" else 2
+                continue
+            if name not in _LONG_FLAGS:
+                return None
+            index += 1
+            continue
+        skip = _letters(text, found)
+        if skip is None:
+            return None
+        index += 1 + skip
+    found.operands = index
+    return found
+
+
+def _letters(text: str, found: _ShellOptions) -> int | None:
+    """Read one cluster such as `-lc` or `+o`; return how many following words it takes."""
+    skip = 0
+    for letter in text[1:]:
+        if letter == "c" and text[0] == "-":
+            found.command = True
+        elif letter == "s":
+            found.stdin = True
+        elif letter in "li":
+            found.startup = True
+        elif letter in "oO":
+            skip += 1
+        elif letter not in _FLAGS:
+            return None
+    return skip

@@ -1,0 +1,198 @@
+"""Parse a command string with bashlex and list every simple command in it, nested ones too."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import bashlex
+from intentd.daemon.policy.command_types import Redirect
+from intentd.daemon.policy.command_words import Word, has_unquoted_pattern
+
+# Redirect operators that open their target for writing (`>&word` is `&>word` in bash).
+_WRITE_OPS = frozenset({">", ">>", ">|", "&>", "&>>", "<>", ">&"})
+# Targets that are not files on disk; every other /dev path (/dev/tcp/…) counts as a write.
+_NOT_FILES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/fd/1", "/dev/fd/2"})
+_HEREDOC_OPS = frozenset({"<<", "<<-"})
+# What may sit between the parsed top-level commands: blanks, separators, comments.
+_FILLER = re.compile(r"(?:[\s;&]|#[^\n]*)*")
+# A plain parameter: a name, a positional or a special parameter, optionally `#`-prefixed.
+_PLAIN_PARAMETER = re.compile(r"#?(?:[A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*#?$!-])")
+_PARAMETER_OPS = re.compile(r"(?::?[-+?]|##?|%%?|//?|\^\^?|,,?|:)")
+_HIDDEN_CODE = ("$(", "`", "<(", ">(", "${", "$[", "[")
+
+
+@dataclass(frozen=True, slots=True)
+class RawCommand:
+    """A simple command as parsed, before wrappers are seen through.
+
+    `stdin_kind` is "heredoc" or "herestring" when its standard input is text written in
+    the command (`stdin_text`, None when that text is only known at run time), "file" for
+    `< file`, or "" when it inherits standard input (a pipe, the terminal).
+    """
+
+    words: tuple[Word, ...]
+    assignments: tuple[Word, ...]
+    redirects: tuple[Redirect, ...]
+    stdin_kind: str = ""
+    stdin_text: str | None = None
+
+
+@dataclass(slots=True)
+class Syntax:
+    """What one parse found: the simple commands and what sits outside them."""
+
+    commands: list[RawCommand] = field(default_factory=list)
+    hidden: list[str] = field(default_factory=list)   # reasons: code bashlex does not show
+    loose_redirects: list[Redirect] = field(default_factory=list)  # on `( … )`, `{ …; }`
+    set_names: list[str] = field(default_factory=list)  # for-loop variables
+    functions: list[str] = field(default_factory=list)
+
+
+def parse_syntax(source: str) -> Syntax:
+    """Parse `source` into its simple commands; raise on anything bashlex cannot parse.
+
+    bashlex may stop early without an error, so the text between the parsed trees must be
+    only blanks, separators and comments: otherwise the command is refused as unparsed.
+    """
+    trees = bashlex.parse(source)
+    walker = _Walker(source)
+    covered: list[tuple[int, int]] = []
+    for tree in trees:
+        walker.walk(tree, 0)
+        covered.append(tree.pos)
+    covered.extend(walker.heredoc_spans)
+    _check_coverage(source, covered)
+    if not walker.syntax.commands:
+        raise ValueError("no command to run")
+    return walker.syntax
+
+
+def _check_coverage(source: str, spans: list[tuple[int, int]]) -> None:
+    position = 0
+    for start, end in sorted(spans):
+        if start > position and not _FILLER.fullmatch(source, position, start):
+            raise ValueError(f"parser skipped text at position {position}")
+        position = max(position, end)
+    if not _FILLER.fullmatch(source, position):
+        raise ValueError(f"parser skipped text at position {position}")
+
+
+class _Walker:
+    """Walks bashlex's tree; node kinds are listed in bashlex.ast.nodevisitor."""
+
+    _MAX_DEPTH = 200
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.syntax = Syntax()
+        self.heredoc_spans: list[tuple[int, int]] = []
+
+    def walk(self, node: Any, depth: int) -> None:
+        if depth > self._MAX_DEPTH:
+            raise RecursionError("command nested too deeply")
+        kind = node.kind
+        if kind == "command":
+            self._command(node, depth)
+        elif kind in ("list", "pipeline", "if", "while", "until"):
+            self._walk_all(node.parts, depth)
+        elif kind == "compound":
+            self._walk_all(node.list, depth)
+            for redirect in node.redirects:
+                self.syntax.loose_redirects.append(self._redirect(redirect, depth)[0])
+        elif kind == "for":
+            self.syntax.set_names.append(node.parts[1].word)
+            self._walk_all(node.parts, depth)
+        elif kind == "function":
+            self.syntax.functions.append(node.name.word)
+            self.walk(node.body, depth + 1)
+        elif kind in ("word", "assignment"):
+            self._walk_all(node.parts, depth)
+        elif kind in ("commandsubstitution", "processsubstitution"):
+            self.walk(node.command, depth + 1)
+        elif kind == "parameter":
+            self._parameter(getattr(node, "value", ""))
+        elif kind not in ("reservedword", "operator", "pipe", "tilde", "heredoc"):
+            raise ValueError(f"unknown bashlex node kind {kind!r}")
+
+    def _walk_all(self, nodes: list[Any], depth: int) -> None:
+        for child in nodes:
+            self.walk(child, depth + 1)
+
+    def _parameter(self, value: str) -> None:
+        """Refuse expansions whose operand bashlex does not parse into commands."""
+        match = _PLAIN_PARAMETER.match(value)
+        rest = value[match.end():] if match else value
+        if not rest:
+            return
+        if match is None or any(mark in rest for mark in _HIDDEN_CODE) or rest[0] == "@":
+            self.syntax.hidden.append(f"the expansion `${{{value}}}` can run hidden code")
+        elif not _PARAMETER_OPS.match(rest) or "=" in rest[:2]:
+            self.syntax.hidden.append(f"the expansion `${{{value}}}` assigns or is unusual")
+
+    def _word(self, node: Any, depth: int) -> Word:
+        self._walk_all(node.parts, depth)
+        kinds = {part.kind for part in node.parts}
+        raw = self.source[node.pos[0]:node.pos[1]]
+        text: str = node.word
+        process_only = kinds == {"processsubstitution"} and text.startswith(("<(", ">("))
+        return Word(
+            text=text,
+            raw=raw,
+            dynamic=bool(kinds - {"tilde"}) and not process_only,
+            pattern=has_unquoted_pattern(raw),
+            tilde="tilde" in kinds,
+        )
+
+    def _command(self, node: Any, depth: int) -> None:
+        words: list[Word] = []
+        assignments: list[Word] = []
+        redirects: list[Redirect] = []
+        stdin: tuple[str, str | None] = ("", None)
+        for part in node.parts:
+            if part.kind == "assignment" and not words:
+                assignments.append(self._word(part, depth))
+            elif part.kind in ("word", "assignment"):
+                words.append(self._word(part, depth))
+            elif part.kind == "redirect":
+                redirect, feeds = self._redirect(part, depth)
+                redirects.append(redirect)
+                stdin = feeds or stdin
+            else:
+                raise ValueError(f"unexpected {part.kind!r} in a command")
+        self.syntax.commands.append(RawCommand(
+            tuple(words), tuple(assignments), tuple(redirects), stdin[0], stdin[1]))
+
+    def _redirect(self, node: Any, depth: int) -> tuple[Redirect, tuple[str, str | None] | None]:
+        """The redirect, and what it feeds to standard input when it does."""
+        kind: str = node.type
+        fd = getattr(node, "input", None)
+        prefix = "" if fd is None else str(fd)
+        output = node.output
+        if not hasattr(output, "kind"):  # a descriptor: `2>&1`, `>&2`, `2>&-`
+            return Redirect(f"{prefix}{kind}{output}", "", False), None
+        word = self._word(output, depth)
+        to_stdin = fd in (None, 0)
+        if kind in _HEREDOC_OPS:
+            body = self._heredoc(node.heredoc, word)
+            return Redirect(prefix + kind, "", False), ("heredoc", body) if to_stdin else None
+        if kind == "<<<":
+            text = None if word.dynamic else word.text + "\n"
+            return Redirect(prefix + kind, "", False), ("herestring", text) if to_stdin else None
+        writes = kind in _WRITE_OPS and not (word.known and word.text in _NOT_FILES)
+        feeds = ("file", None) if kind == "<" and to_stdin else None
+        return Redirect(prefix + kind, word.text, writes), feeds
+
+    def _heredoc(self, node: Any, delimiter: Word) -> str | None:
+        """The here-document's body; hidden code in an unquoted one is refused."""
+        if node is None:
+            raise ValueError("here-document without a body")
+        self.heredoc_spans.append(node.pos)
+        value: str = node.value
+        body = value.rsplit("\n", 1)[0] + "\n" if "\n" in value else ""
+        quoted = delimiter.raw != delimiter.text or "\\" in delimiter.raw
+        if not quoted and any(mark in body for mark in ("$(", "`", "${", "$[")):
+            self.syntax.hidden.append("a here-document expands `$(…)`, backticks or `${…}`")
+            return None
+        return body

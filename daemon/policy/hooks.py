@@ -1,0 +1,81 @@
+"""User hooks: scripts that see each call as JSON; a pre-hook may veto, and one that fails vetoes."""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from intentd.daemon.policy.config import Hook
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class HookVeto:
+    hook: str
+    reason: str
+
+
+def matching(hooks: Sequence[Hook], tool: str) -> list[Hook]:
+    return [h for h in hooks if h.matcher is None or re.fullmatch(h.matcher, tool)]
+
+
+def run_pre_hooks(hooks: Sequence[Hook], payload: dict[str, Any], cwd: str) -> HookVeto | None:
+    """The first veto wins. Crashes, garbage output and timeouts veto too: fail closed."""
+    for hook in matching(hooks, str(payload["tool"])):
+        veto = _run_pre_hook(hook, payload, cwd)
+        if veto is not None:
+            return veto
+    return None
+
+
+def _run_pre_hook(hook: Hook, payload: dict[str, Any], cwd: str) -> HookVeto | None:
+    try:
+        out = _run(hook, payload, cwd)
+    except subprocess.TimeoutExpired:
+        return HookVeto(hook.command, f"pre-hook timed out after {hook.timeout:g} s")
+    except OSError as exc:
+        return HookVeto(hook.command, f"pre-hook could not start: {exc}")
+    if out.returncode != 0:
+        return HookVeto(hook.command, f"pre-hook failed with exit code {out.returncode}: "
+                                      f"{out.stderr.strip()[:200]}")
+    text = out.stdout.strip()
+    if not text:
+        return None
+    try:
+        answer = json.loads(text)
+    except json.JSONDecodeError:
+        return HookVeto(hook.command, f"pre-hook printed something that is not JSON: {text[:100]!r}")
+    if not isinstance(answer, dict) or answer.get("decision", "allow") not in ("allow", "deny"):
+        return HookVeto(hook.command, f"pre-hook answered {text[:100]!r}; expected "
+                                      '{"decision": "allow"|"deny", "reason": ...}')
+    if answer.get("decision") == "deny":
+        return HookVeto(hook.command, str(answer.get("reason") or "vetoed by a pre-hook"))
+    return None
+
+
+def run_post_hooks(hooks: Sequence[Hook], payload: dict[str, Any], cwd: str) -> list[str]:
+    """Post-hooks see the result and cannot undo it; their failures are only reported."""
+    problems = []
+    for hook in matching(hooks, str(payload["tool"])):
+        try:
+            out = _run(hook, payload, cwd)
+            if out.returncode != 0:
+                problems.append(f"post-hook {hook.command!r} exited {out.returncode}")
+        except (subprocess.TimeoutExpired, OSError) as exc:
+            problems.append(f"post-hook {hook.command!r} failed: {exc}")
+    for problem in problems:
+        log.warning(problem)
+    return problems
+
+
+def _run(hook: Hook, payload: dict[str, Any], cwd: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["bash", "-c", hook.command], input=json.dumps(payload, default=str), cwd=cwd,
+        capture_output=True, text=True, timeout=hook.timeout, errors="replace",
+    )

@@ -1,0 +1,125 @@
+"""`intentd serve`, and the terminal side of approvals: `status`, `approvals`, `approve`, `reject`."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from intentd.daemon import protocol
+from intentd.daemon.client import Client, DaemonUnavailable, RpcError
+from intentd.daemon.engine.engine import Engine
+
+
+def register(subparsers: Any) -> None:
+    serve = subparsers.add_parser("serve", help="run the daemon on the local socket")
+    serve.add_argument("--socket", type=Path, help=f"default: {protocol.default_socket_path()}")
+    serve.add_argument("--log-level", default="WARNING")
+    serve.set_defaults(func=run_serve)
+    for name, func, help_text in [
+        ("status", run_status, "workspaces, sessions and pending approvals"),
+        ("approvals", run_approvals, "list the calls waiting for a person"),
+        ("approve", run_approve, "approve a waiting call"),
+        ("reject", run_reject, "reject a waiting call, with feedback for the agent"),
+    ]:
+        parser = subparsers.add_parser(name, help=help_text)
+        parser.add_argument("--socket", type=Path)
+        parser.add_argument("--json", action="store_true")
+        if name in ("approve", "reject"):
+            parser.add_argument("approval_id")
+        if name == "reject":
+            parser.add_argument("--feedback", default=None)
+        parser.set_defaults(func=func)
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    from intentd.daemon.server.server import StartupError, serve
+
+    logging.basicConfig(level=args.log_level.upper(), format="intentd: %(levelname)s %(message)s")
+    path = args.socket or protocol.default_socket_path()
+    engine = Engine(watch=True)
+    try:
+        asyncio.run(serve(path, engine))
+    except StartupError as exc:
+        engine.close()
+        print(f"intentd serve: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _guard(fn: Callable[[argparse.Namespace, Client], int]) -> Callable[[argparse.Namespace], int]:
+    """Connect, run, and turn a missing daemon or an error answer into one clear line."""
+    def wrapper(args: argparse.Namespace) -> int:
+        try:
+            with Client(args.socket) as client:
+                return fn(args, client)
+        except DaemonUnavailable as exc:
+            print(f"intentd: {exc}", file=sys.stderr)
+            return 1
+        except RpcError as exc:
+            print(f"intentd: {exc.message}", file=sys.stderr)
+            return 1
+    return wrapper
+
+
+@_guard
+def run_status(args: argparse.Namespace, client: Client) -> int:
+    status = {"workspaces": client.call(protocol.WORKSPACES_LIST)["workspaces"],
+              "sessions": client.call(protocol.SESSIONS_LIST)["sessions"],
+              "approvals": client.call(protocol.APPROVALS_LIST)["approvals"]}
+    if args.json:
+        print(json.dumps(status, indent=2))
+        return 0
+    print(f"daemon at {client.socket_path}")
+    for ws in status["workspaces"]:
+        print(f"- {ws['workspace']}: {ws['sessions']} session(s), {ws['pending']} pending")
+        for error in ws["errors"]:
+            print(f"    error: {error['file']}:{error['line']}: {error['message']}")
+    for s in status["sessions"]:
+        print(f"  session {s['session_id']} ({s['agent']}, {s['mode']}) intent={s['intent_id']}")
+    _print_approvals(status["approvals"])
+    return 0
+
+
+@_guard
+def run_approvals(args: argparse.Namespace, client: Client) -> int:
+    approvals = client.call(protocol.APPROVALS_LIST)["approvals"]
+    if args.json:
+        print(json.dumps(approvals, indent=2))
+    else:
+        _print_approvals(approvals)
+    return 0
+
+
+def _print_approvals(approvals: list[dict[str, Any]]) -> None:
+    if not approvals:
+        print("no calls are waiting for a person")
+    for a in approvals:
+        print(f"{a['id']}  {a['tool']}  {json.dumps(a['args'])[:100]}\n"
+              f"      workspace {a['workspace']}  session {a['session_id']}  intent {a['intent_id']}\n"
+              f"      why: {a['reason']}")
+        if a.get("diff"):
+            print("      " + "\n      ".join(a["diff"].splitlines()[:40]))
+
+
+@_guard
+def run_approve(args: argparse.Namespace, client: Client) -> int:
+    client.call(protocol.APPROVALS_RESPOND, {"approval_id": args.approval_id,
+                                             "decision": protocol.APPROVE})
+    print(f"approved {args.approval_id}")
+    return 0
+
+
+@_guard
+def run_reject(args: argparse.Namespace, client: Client) -> int:
+    params = {"approval_id": args.approval_id, "decision": protocol.REJECT}
+    if args.feedback:
+        params["feedback"] = args.feedback
+    client.call(protocol.APPROVALS_RESPOND, params)
+    print(f"rejected {args.approval_id}")
+    return 0

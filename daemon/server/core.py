@@ -1,0 +1,156 @@
+"""The daemon's shared state: the engine, the event bus, the approval queue and the tool threads."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import fields
+from pathlib import Path
+from typing import Any
+
+from intentd.daemon import protocol
+from intentd.daemon.engine.decision import Decision, Verdict
+from intentd.daemon.engine.engine import Engine, Evaluation
+from intentd.daemon.engine.session import Session
+from intentd.daemon.engine.statedir import workspace_state_dir
+from intentd.daemon.engine.workspace import Workspace, WorkspaceConfig
+from intentd.daemon.policy.config import AutoApprove
+from intentd.daemon.server.approvals import Answer, ApprovalQueue
+from intentd.daemon.server.events import EventBus
+from intentd.daemon.server.rpc import Params, RpcError
+
+log = logging.getLogger(__name__)
+
+
+class DaemonCore:
+    def __init__(self, engine: Engine, loop: asyncio.AbstractEventLoop) -> None:
+        self.engine = engine
+        self.bus = EventBus(loop)
+        self.approvals = ApprovalQueue(self.bus)
+        self.executor = ThreadPoolExecutor(max_workers=8, thread_name_prefix="intentd-tool")
+        self.stopping = False
+        engine.event_sinks.append(self._on_engine_event)
+        self._watched: set[str] = set()
+
+    # -- lookups that answer with protocol errors ----------------------------------------------
+
+    def session(self, params: Params) -> Session:
+        session_id = params.str("session_id")
+        session = self.engine.sessions.get(session_id)
+        if session is None:
+            raise RpcError(protocol.UNKNOWN_SESSION, f"session {session_id!r} is not open")
+        return session
+
+    def workspace(self, params: Params, name: str = "workspace") -> Workspace:
+        path = Path(params.str(name)).expanduser()
+        known = self.engine.workspaces.get(str(path.resolve()))
+        if known is not None:
+            return known
+        try:
+            workspace = self.engine.workspace(path)
+        except OSError as exc:
+            raise RpcError(protocol.UNKNOWN_WORKSPACE, str(exc), {"param": name}) from None
+        self.watch(workspace)
+        return workspace
+
+    def watch(self, workspace: Workspace) -> None:
+        if workspace.root_str not in self._watched:
+            self._watched.add(workspace.root_str)
+            workspace.overrides = load_overrides(self.engine, workspace)
+            if workspace.overrides:
+                workspace.reload()
+            workspace.add_listener(self._on_config_changed)
+
+    # -- deciding with a person ----------------------------------------------------------------
+
+    async def decide(self, ev: Evaluation,
+                     timeout: float | None) -> tuple[Decision, str | None, Answer | None]:
+        """The final decision (allow/deny) of a call, waiting for a person when the pipeline asks."""
+        if ev.decision.verdict is Verdict.ALLOW:
+            return ev.decision, "auto", None
+        if ev.decision.verdict is Verdict.DENY:
+            return ev.decision, None, None
+        if self.stopping:
+            raise RpcError(protocol.DAEMON_STOPPING, "the daemon is stopping")
+        approval = self.approvals.add(ev)
+        try:
+            answer = await asyncio.wait_for(asyncio.shield(approval.future), timeout)
+        except asyncio.TimeoutError:
+            self.approvals.withdraw(approval.id, "timeout")
+            why = f"no person answered within {timeout:g} s; refused"
+            return Decision.deny("approval", why), None, Answer("timeout")
+        except asyncio.CancelledError:
+            self.approvals.withdraw(approval.id, "withdrawn")  # the caller went away
+            raise
+        if answer.resolution == "approved":
+            return Decision.allow("approval", "approved by a person"), "person", answer
+        if answer.resolution == "stopping":
+            raise RpcError(protocol.DAEMON_STOPPING, "the daemon is stopping; the call was not run")
+        if answer.resolution == "rejected":
+            ev.ctx.session.rejected_batch = ev.ctx.batch
+            why = f"rejected by the person{': ' + answer.feedback if answer.feedback else ''}"
+            return Decision.deny("approval", why), None, answer
+        return Decision.deny("approval", f"approval {answer.resolution}"), None, answer
+
+    async def in_thread(self, fn: Any, *args: Any) -> Any:
+        return await asyncio.get_running_loop().run_in_executor(self.executor, fn, *args)
+
+    # -- events --------------------------------------------------------------------------------
+
+    def _on_engine_event(self, name: str, params: dict[str, Any]) -> None:
+        self.bus.publish_threadsafe(name, params)
+
+    def _on_config_changed(self, workspace: Workspace, old: WorkspaceConfig,
+                           new: WorkspaceConfig) -> None:
+        if new.intents != old.intents:
+            self.bus.publish_threadsafe(protocol.INTENTS_CHANGED, {
+                "workspace": workspace.root_str, "intents": intents_json(workspace, new)})
+        if str(new.intents_error) != str(old.intents_error):
+            error = new.intents_error.to_json() if new.intents_error else None
+            self.bus.publish_threadsafe(protocol.INTENTS_ERROR,
+                                        {"workspace": workspace.root_str, "error": error})
+
+    def close(self) -> None:
+        self.approvals.stop_all()
+        self.executor.shutdown(wait=True, cancel_futures=True)
+
+
+def intents_json(workspace: Workspace, config: WorkspaceConfig | None = None) -> list[dict[str, Any]]:
+    config = config or workspace.config
+    statuses = config.policy.selectable_statuses
+    return [{**i.to_json(), "selectable": i.status in statuses} for i in config.intents.intents]
+
+
+def overrides_path(engine: Engine, workspace: Workspace) -> Path:
+    return workspace_state_dir(workspace.root, engine.home) / "settings.json"
+
+
+def load_overrides(engine: Engine, workspace: Workspace) -> dict[str, bool | int]:
+    try:
+        data = json.loads(overrides_path(engine, workspace).read_text())
+    except (OSError, ValueError):
+        return {}
+    auto = data.get("auto_approve") if isinstance(data, dict) else None
+    try:
+        return clean_overrides(auto if isinstance(auto, dict) else {})
+    except ValueError:
+        log.warning("ignoring invalid saved settings for %s", workspace.root)
+        return {}
+
+
+def clean_overrides(raw: dict[str, Any]) -> dict[str, bool | int]:
+    """Check auto_approve overrides: known keys, booleans, max_consecutive a number ≥ 0."""
+    known = {f.name for f in fields(AutoApprove)}
+    clean: dict[str, bool | int] = {}
+    for key, value in raw.items():
+        if key not in known:
+            raise ValueError(f"unknown auto_approve setting {key!r}")
+        if key == "max_consecutive":
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ValueError("max_consecutive must be a whole number ≥ 0")
+        elif not isinstance(value, bool):
+            raise ValueError(f"{key} must be true or false")
+        clean[key] = value
+    return clean

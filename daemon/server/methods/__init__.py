@@ -1,0 +1,1 @@
+"""The JSON-RPC methods, one module per noun."""

@@ -1,0 +1,83 @@
+"""initialize, sessions/*, workspaces/list, intents/*."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from intentd.daemon import __version__, protocol
+from intentd.daemon.engine.session import Mode, Session
+from intentd.daemon.server.core import DaemonCore, intents_json
+from intentd.daemon.server.methods.tools import call_tool
+from intentd.daemon.server.rpc import MethodTable, Params, RpcError, bad_params
+
+
+def register(table: MethodTable, core: DaemonCore) -> None:
+    async def initialize(conn: Any, params: Params) -> dict[str, Any]:
+        version = params.raw.get("protocol_version", protocol.PROTOCOL_VERSION)
+        if version != protocol.PROTOCOL_VERSION:
+            raise RpcError(protocol.UNSUPPORTED_VERSION, f"protocol version {version!r} is not "
+                           f"supported; this daemon speaks {protocol.PROTOCOL_VERSION}")
+        conn.client_name = str(params.raw.get("client", "client"))[:100]
+        return {"protocol_version": protocol.PROTOCOL_VERSION, "server": f"intentd {__version__}",
+                "pid": os.getpid()}
+
+    async def sessions_open(conn: Any, params: Params) -> dict[str, Any]:
+        workspace = core.workspace(params)
+        mode_name = params.opt_str("mode") or "act"
+        if mode_name not in ("act", "plan"):
+            raise bad_params("mode", "must be act or plan")
+        agent = (params.opt_str("agent") or conn.client_name)[:100]
+        session = core.engine.open_session(workspace.root, agent=agent, mode=Mode(mode_name))
+        conn.sessions.add(session.id)
+        info = {"session_id": session.id, "workspace": workspace.root_str, "agent": agent,
+                "mode": mode_name}
+        core.bus.publish(protocol.SESSIONS_OPENED, info)
+        return info
+
+    async def sessions_close(conn: Any, params: Params) -> dict[str, Any]:
+        conn.close_session(core.session(params))
+        return {"closed": True}
+
+    async def sessions_list(conn: Any, params: Params) -> dict[str, Any]:
+        root = core.workspace(params).root_str if params.raw.get("workspace") else None
+        return {"sessions": [session_json(s) for s in list(core.engine.sessions.values())
+                             if root is None or s.workspace.root_str == root]}
+
+    async def workspaces_list(conn: Any, params: Params) -> dict[str, Any]:
+        sessions = list(core.engine.sessions.values())
+        return {"workspaces": [{
+            "workspace": root, "sessions": sum(s.workspace is ws for s in sessions),
+            "pending": len(core.approvals.listing(root)),
+            "errors": [e.to_json() for e in (ws.config.intents_error, ws.config.policy_error) if e],
+        } for root, ws in list(core.engine.workspaces.items())]}
+
+    async def intents_list(conn: Any, params: Params) -> dict[str, Any]:
+        workspace = core.workspace(params)
+        config = workspace.config
+        return {"workspace": workspace.root_str, "intents": intents_json(workspace),
+                "error": config.intents_error.to_json() if config.intents_error else None,
+                "warnings": list(config.intents.warnings),
+                "selected": {s.id: s.intent_id for s in list(core.engine.sessions.values())
+                             if s.workspace is workspace and s.intent_id}}
+
+    async def intents_select(conn: Any, params: Params) -> dict[str, Any]:
+        session = core.session(params)
+        answer = await call_tool(core, session, "select_active_intent",
+                                 {"intent_id": params.str("intent_id")}, None, None)
+        result = answer.get("result") or {}
+        return {"decision": {k: answer[k] for k in ("decision", "stage", "reason")},
+                "context": result.get("output") if answer["decision"] == "allow" else None}
+
+    for name, handler in [(protocol.INITIALIZE, initialize), (protocol.SESSIONS_OPEN, sessions_open),
+                          (protocol.SESSIONS_CLOSE, sessions_close),
+                          (protocol.SESSIONS_LIST, sessions_list),
+                          (protocol.WORKSPACES_LIST, workspaces_list),
+                          (protocol.INTENTS_LIST, intents_list),
+                          (protocol.INTENTS_SELECT, intents_select)]:
+        table.register(name, handler)
+
+
+def session_json(session: Session) -> dict[str, Any]:
+    return {"session_id": session.id, "workspace": session.workspace.root_str,
+            "agent": session.agent, "mode": session.mode.value, "intent_id": session.intent_id}

@@ -1,0 +1,114 @@
+"""checkpoints/*, settings/* and ledger/query: a workspace's stored data."""
+
+from __future__ import annotations
+
+import json
+from collections import deque
+from typing import Any
+
+from intentd.daemon import protocol
+from intentd.daemon.engine.ledger import read_ledger
+from intentd.daemon.engine.statedir import workspace_state_dir
+from intentd.daemon.engine.workspace import Workspace
+from intentd.daemon.server.core import DaemonCore, clean_overrides, overrides_path
+from intentd.daemon.server.rpc import MethodTable, Params, RpcError, bad_params
+
+MAX_LEDGER_ENTRIES = 10_000
+
+
+def register(table: MethodTable, core: DaemonCore) -> None:
+    def store_for(params: Params) -> Any:
+        if params.raw.get("workspace"):
+            return core.engine.checkpoint_store(core.workspace(params))
+        checkpoint_id = params.str("checkpoint_id")
+        for workspace in list(core.engine.workspaces.values()):
+            store = core.engine.checkpoint_store(workspace)
+            if any(c.id == checkpoint_id for c in store.list()):
+                return store
+        raise RpcError(protocol.CHECKPOINT_ERROR, f"unknown checkpoint {checkpoint_id!r}")
+
+    async def checkpoint_op(fn: Any, *args: Any, **kwargs: Any) -> Any:
+        from intentd.daemon.checkpoints import CheckpointError
+
+        try:
+            return await core.in_thread(lambda: fn(*args, **kwargs))
+        except CheckpointError as exc:
+            raise RpcError(protocol.CHECKPOINT_ERROR, str(exc)) from None
+
+    async def checkpoints_list(conn: Any, params: Params) -> dict[str, Any]:
+        store = core.engine.checkpoint_store(core.workspace(params))
+        return {"checkpoints": [checkpoint_json(c) for c in await checkpoint_op(store.list)]}
+
+    async def checkpoints_diff(conn: Any, params: Params) -> dict[str, Any]:
+        against = params.opt_str("against") or "current"
+        if against not in ("current", "next"):
+            raise bad_params("against", "must be current or next")
+        store = store_for(params)
+        diffs = await checkpoint_op(store.diff, params.str("checkpoint_id"), against=against,
+                                    path=params.opt_str("path"))
+        return {"diffs": [{"path": d.path, "status": d.status, "unified": d.unified} for d in diffs]}
+
+    async def checkpoints_restore(conn: Any, params: Params) -> dict[str, Any]:
+        store = store_for(params)
+        done = await checkpoint_op(store.restore, params.str("checkpoint_id"),
+                                   path=params.opt_str("path"))
+        return {"checkpoint_id": done.checkpoint_id, "safety_checkpoint_id": done.safety_checkpoint_id,
+                "restored": list(done.restored), "deleted": list(done.deleted)}
+
+    async def settings_get(conn: Any, params: Params) -> dict[str, Any]:
+        return settings_json(core.workspace(params))
+
+    async def settings_update(conn: Any, params: Params) -> dict[str, Any]:
+        workspace = core.workspace(params)
+        try:
+            changes = clean_overrides(params.dict("auto_approve"))
+        except ValueError as exc:
+            raise bad_params("auto_approve", str(exc)) from None
+        merged = {**workspace.overrides, **changes}
+        path = overrides_path(core.engine, workspace)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"auto_approve": merged}, indent=2))
+        workspace.overrides = merged
+        workspace.reload()
+        return settings_json(workspace)
+
+    async def ledger_query(conn: Any, params: Params) -> dict[str, Any]:
+        workspace = core.workspace(params)
+        limit = params.raw.get("limit", 100)
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 0 < limit <= MAX_LEDGER_ENTRIES:
+            raise bad_params("limit", f"must be a whole number from 1 to {MAX_LEDGER_ENTRIES}")
+        filters = {key: params.opt_str(key) for key in ("session_id", "tool", "decision")}
+        path = workspace_state_dir(workspace.root, core.engine.home) / "ledger.jsonl"
+
+        def query() -> list[dict[str, Any]]:
+            return list(deque((e for e in read_ledger(path) if _matches(e, filters)), maxlen=limit))
+
+        return {"entries": await core.in_thread(query)}
+
+    for name, handler in [(protocol.CHECKPOINTS_LIST, checkpoints_list),
+                          (protocol.CHECKPOINTS_DIFF, checkpoints_diff),
+                          (protocol.CHECKPOINTS_RESTORE, checkpoints_restore),
+                          (protocol.SETTINGS_GET, settings_get),
+                          (protocol.SETTINGS_UPDATE, settings_update),
+                          (protocol.LEDGER_QUERY, ledger_query)]:
+        table.register(name, handler)
+
+
+def _matches(entry: dict[str, Any], filters: dict[str, str | None]) -> bool:
+    intent = entry.get("intent", {})
+    return ((filters["session_id"] is None or intent.get("session") == filters["session_id"])
+            and (filters["tool"] is None or intent.get("tool") == filters["tool"])
+            and (filters["decision"] is None or entry.get("decision") == filters["decision"]))
+
+
+def checkpoint_json(checkpoint: Any) -> dict[str, Any]:
+    return {"id": checkpoint.id, "created_at": checkpoint.created_at, "label": checkpoint.label,
+            "kind": checkpoint.kind, "files": list(checkpoint.files),
+            "skipped": [list(s) for s in checkpoint.skipped]}
+
+
+def settings_json(workspace: Workspace) -> dict[str, Any]:
+    config = workspace.config
+    return {"workspace": workspace.root_str, "policy": config.policy.to_json(),
+            "overrides": {"auto_approve": dict(workspace.overrides)},
+            "error": config.policy_error.to_json() if config.policy_error else None}

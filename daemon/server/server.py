@@ -1,0 +1,173 @@
+"""The daemon's lifecycle: the Unix socket (permissions, peer uid, stale files), signals, shutdown."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import signal
+import socket
+import stat
+import struct
+from pathlib import Path
+
+from intentd.daemon import protocol
+from intentd.daemon.engine.engine import Engine
+from intentd.daemon.server.connection import Connection
+from intentd.daemon.server.core import DaemonCore
+from intentd.daemon.server.methods import queue, sessions, tools, workspace_data
+from intentd.daemon.server.rpc import MethodTable
+
+log = logging.getLogger(__name__)
+SD_LISTEN_FDS_START = 3
+
+
+class StartupError(Exception):
+    """The daemon cannot start; the message says why and what to do."""
+
+
+class IntentdServer:
+    def __init__(self, socket_path: Path, engine: Engine) -> None:
+        self.socket_path = socket_path
+        self.engine = engine
+        self.core: DaemonCore | None = None
+        self.table = MethodTable()
+        self.connections: set[Connection] = set()
+        self._server: asyncio.AbstractServer | None = None
+        self._stopped = asyncio.Event()
+        self._owns_socket_file = False
+
+    async def start(self) -> None:
+        loop = asyncio.get_running_loop()
+        self.core = DaemonCore(self.engine, loop)
+        for module in (sessions, tools, queue, workspace_data):
+            module.register(self.table, self.core)
+        listener = systemd_socket()
+        if listener is None:
+            listener = bind_socket(self.socket_path)
+            self._owns_socket_file = True
+        self._server = await asyncio.start_unix_server(
+            self._on_connect, sock=listener, limit=protocol.MAX_LINE_BYTES)
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(signum, self.request_stop)
+
+    def request_stop(self) -> None:
+        self._stopped.set()
+
+    async def serve_until_stopped(self) -> None:
+        await self._stopped.wait()
+        await self.stop()
+
+    async def stop(self) -> None:
+        """Pending approvals are answered "daemon stopping", answers flushed, the ledger synced."""
+        assert self.core is not None and self._server is not None
+        self.core.stopping = True
+        self._server.close()
+        self.core.approvals.stop_all()
+        await asyncio.gather(*(c.finish(timeout=2) for c in list(self.connections)))
+        self.core.close()
+        self.engine.close()
+        if self._owns_socket_file:
+            try:
+                self.socket_path.unlink()
+            except FileNotFoundError:
+                pass
+
+    async def _on_connect(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        assert self.core is not None
+        sock = writer.get_extra_info("socket")
+        uid = peer_uid(sock) if sock is not None else None
+        if uid != os.getuid():
+            log.warning("refused a connection from uid %s", uid)
+            writer.write(protocol.encode(protocol.error(None, protocol.INVALID_REQUEST,
+                                                        "connections from other users are refused")))
+            writer.close()
+            return
+        connection = Connection(self.core, self.table, reader, writer)
+        self.connections.add(connection)
+        try:
+            await connection.serve()
+        finally:
+            self.connections.discard(connection)
+
+
+def peer_uid(sock: socket.socket) -> int | None:
+    try:
+        creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    except OSError:
+        return None
+    _pid, uid, _gid = struct.unpack("3i", creds)
+    return int(uid)
+
+
+def bind_socket(path: Path) -> socket.socket:
+    """Bind the socket in a private folder; refuse when another daemon answers there."""
+    prepare_folder(path.parent)
+    if path.exists() or path.is_symlink():
+        if _answers(path):
+            raise StartupError(f"another intentd daemon is already serving on {path}")
+        if not stat.S_ISSOCK(path.lstat().st_mode):
+            raise StartupError(f"{path} exists and is not a socket; remove it or use --socket")
+        path.unlink()  # stale, left by a daemon that crashed
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    old_umask = os.umask(0o177)  # the socket is born 0600: no window where others may connect
+    try:
+        listener.bind(str(path))
+    except OSError as exc:
+        listener.close()
+        raise StartupError(f"cannot listen on {path}: {exc.strerror or exc}") from None
+    finally:
+        os.umask(old_umask)
+    os.chmod(path, 0o600)
+    listener.listen(128)
+    listener.setblocking(False)
+    return listener
+
+
+def prepare_folder(folder: Path) -> None:
+    try:
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        info = folder.lstat()
+    except OSError as exc:
+        raise StartupError(f"cannot create {folder}: {exc.strerror or exc}") from None
+    if stat.S_ISLNK(info.st_mode) or not stat.S_ISDIR(info.st_mode):
+        raise StartupError(f"{folder} is not a plain folder; refusing to use it")
+    if info.st_uid != os.getuid():
+        raise StartupError(f"{folder} belongs to another user (uid {info.st_uid}); refusing to use it")
+    if info.st_mode & 0o077:
+        os.chmod(folder, 0o700)
+
+
+def _answers(path: Path) -> bool:
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    probe.settimeout(1)
+    try:
+        probe.connect(str(path))
+        return True
+    except OSError:
+        return False
+    finally:
+        probe.close()
+
+
+def systemd_socket() -> socket.socket | None:
+    """The listening socket systemd passed (socket activation), if any."""
+    if os.environ.get("LISTEN_PID") != str(os.getpid()):
+        return None
+    try:
+        count = int(os.environ.get("LISTEN_FDS", "0"))
+    except ValueError:
+        return None
+    if count < 1:
+        return None
+    for name in ("LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES"):
+        os.environ.pop(name, None)  # not inherited by the commands the daemon runs
+    sock = socket.socket(fileno=SD_LISTEN_FDS_START)
+    sock.setblocking(False)
+    return sock
+
+
+async def serve(socket_path: Path, engine: Engine) -> None:
+    server = IntentdServer(socket_path, engine)
+    await server.start()
+    await server.serve_until_stopped()

@@ -1,0 +1,1 @@
+"""The tools an agent may call: schemas, classification and execution."""

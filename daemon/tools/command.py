@@ -1,0 +1,105 @@
+"""The execute_command tool: bash in the workspace, with a timeout, an output cap and the exit code."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import threading
+import time
+from typing import IO, Any
+
+from intentd.daemon.tools.base import Tool, ToolContext, ToolKind, ToolResult
+
+DEFAULT_TIMEOUT = 60
+MAX_TIMEOUT = 600
+OUTPUT_CAP_BYTES = 64 * 1024  # head and tail are kept; the middle of long output is dropped
+
+
+class CappedOutput:
+    """Keeps the first and last half of the cap, counting what was dropped, in bounded memory."""
+
+    def __init__(self, cap: int = OUTPUT_CAP_BYTES) -> None:
+        self.half = cap // 2
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.total = 0
+
+    def feed(self, chunk: bytes) -> None:
+        self.total += len(chunk)
+        room = self.half - len(self.head)
+        if room > 0:
+            self.head += chunk[:room]
+            chunk = chunk[room:]
+        self.tail += chunk
+        if len(self.tail) > self.half:
+            del self.tail[: len(self.tail) - self.half]
+
+    def text(self) -> str:
+        dropped = self.total - len(self.head) - len(self.tail)
+        middle = f"\n... [{dropped} bytes of output dropped] ...\n".encode() if dropped else b""
+        return bytes(self.head + middle + self.tail).decode("utf-8", "replace")
+
+
+def _pump(stream: IO[bytes], sink: CappedOutput) -> None:
+    while chunk := stream.read(8192):
+        sink.feed(chunk)
+
+
+def execute_command(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
+    timeout = args.get("timeout", DEFAULT_TIMEOUT)
+    started = time.monotonic()
+    # A new session makes the command its own process group, so a timeout kills all of it.
+    process = subprocess.Popen(
+        ["bash", "-c", args["command"]], cwd=ctx.cwd, stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
+    )
+    assert process.stdout is not None
+    sink = CappedOutput()
+    reader = threading.Thread(target=_pump, args=(process.stdout, sink), daemon=True)
+    reader.start()
+    timed_out = False
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+    finally:
+        if timed_out or process.poll() is None:
+            _kill_group(process)
+        reader.join(timeout=5)
+        process.stdout.close()
+    elapsed = round(time.monotonic() - started, 3)
+    code = process.returncode
+    status = f"timed out after {timeout} s (killed)" if timed_out else f"exit code {code}"
+    output = sink.text()
+    return ToolResult(not timed_out and code == 0, f"{output}\n[{status}]" if output else f"[{status}]",
+                      data={"exit_code": code, "timed_out": timed_out, "seconds": elapsed,
+                            "output_bytes": sink.total})
+
+
+def _kill_group(process: subprocess.Popen[bytes]) -> None:
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    process.wait()
+
+
+def _cwd(args: dict[str, Any]) -> tuple[str, ...]:
+    return (args.get("cwd") or ".",)
+
+
+EXECUTE_COMMAND = Tool(
+    name="execute_command",
+    description="Run a shell command (bash) in the workspace. Commands the policy proves read-only "
+                "may run without asking; any other command needs the selected intent and usually a "
+                f"person's approval. Timeout in seconds (default {DEFAULT_TIMEOUT}, max {MAX_TIMEOUT}).",
+    schema={"type": "object", "additionalProperties": False, "required": ["command"], "properties": {
+        "command": {"type": "string", "minLength": 1, "maxLength": 100_000},
+        "cwd": {"type": "string", "minLength": 1, "maxLength": 4096,
+                "description": "Working folder relative to the workspace root (default: the root)."},
+        "timeout": {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT},
+        "requires_approval": {"type": "boolean",
+                              "description": "Accepted for compatibility; the policy decides."}}},
+    kind=ToolKind.COMMAND, execute=execute_command, paths=_cwd,
+)

@@ -1,0 +1,1 @@
+"""The intentd desktop app (PySide6)."""

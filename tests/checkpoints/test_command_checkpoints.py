@@ -1,0 +1,149 @@
+"""Checkpoints before a shell command: what changed since the last one, from the watcher or a scan."""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from intentd.daemon.checkpoints import CheckpointStore, capture
+
+from .conftest import StoreFactory, tree, write
+
+
+@pytest.fixture
+def scans(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Folders fully scanned ('' = the whole workspace) during the test."""
+    seen: list[str] = []
+    real = capture.scan
+
+    def counting(root: str, rules: object, folder: str = "") -> object:
+        seen.append(folder)
+        return real(root, rules, folder)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(capture, "scan", counting)
+    return seen
+
+
+def test_first_command_checkpoint_saves_the_workspace_minus_ignored(
+        ws: Path, store: CheckpointStore) -> None:
+    cp = store.create(None, label="before make")
+    assert cp.kind == "command"
+    assert set(cp.files) == {".gitignore", "README.md", "src/app.py", "src/util.py"}
+
+
+def test_watcher_records_only_what_changed_without_scanning(
+        ws: Path, store: CheckpointStore, scans: list[str]) -> None:
+    assert store.watching
+    store.create(None, label="baseline")
+    scans.clear()
+    write(ws, "src/app.py", "print('edited')\n")
+    write(ws, "src/pkg/new.py", "x = 1\n")
+    (ws / "src/util.py").unlink()
+    write(ws, "more.log", "ignored\n")
+    cp = store.create(None, label="next")
+    assert set(cp.files) == {"src/app.py", "src/pkg/new.py", "src/util.py"}
+    assert "" not in scans  # no full scan: only the new folder was looked into
+
+
+def test_full_scan_fallback_without_watcher_finds_changes(
+        ws: Path, make_store: StoreFactory, scans: list[str]) -> None:
+    store = make_store(ws, watch=False)
+    assert not store.watching
+    store.create(None, label="baseline")
+    write(ws, "src/app.py", "print('edited')\n")
+    write(ws, "added.txt", "new\n")
+    cp = store.create(None, label="next")
+    assert set(cp.files) == {"src/app.py", "added.txt"}
+    assert scans.count("") == 2
+
+
+def test_stopped_watcher_falls_back_to_a_scan(ws: Path, store: CheckpointStore,
+                                               scans: list[str]) -> None:
+    store.create(None, label="baseline")
+    store._tracker.stop()  # type: ignore[union-attr]  # as if the observer thread died
+    write(ws, "src/app.py", "changed while nobody watched\n")
+    cp = store.create(None, label="next")
+    assert cp.files == ("src/app.py",)
+    assert "" in scans
+
+
+def test_lost_events_force_a_scan(ws: Path, store: CheckpointStore, scans: list[str]) -> None:
+    store.create(None, label="baseline")
+    scans.clear()
+    write(ws, "src/app.py", "changed\n")
+    # watchdog only logs an inotify overflow (and rebuilds its watches); the store listens for it
+    logging.getLogger("watchdog.observers.inotify_c").warning(
+        "Inotify queue overflowed; filesystem events were lost")
+    cp = store.create(None, label="next")
+    assert cp.files == ("src/app.py",)
+    assert "" in scans
+    scans.clear()
+    write(ws, "README.md", "again\n")
+    assert store.create(None, label="after").files == ("README.md",)
+    assert "" not in scans
+
+
+def test_moved_and_deleted_folders_are_tracked(ws: Path, store: CheckpointStore) -> None:
+    store.create(None, label="baseline")
+    shutil.move(str(ws / "src"), str(ws / "lib"))
+    cp = store.create(None, label="after mv")
+    assert set(cp.files) == {"src/app.py", "src/util.py", "lib/app.py", "lib/util.py"}
+    before = tree(ws)
+    shutil.rmtree(ws / "lib")
+    store.create(None, label="before nothing")
+    store.restore(cp.id)
+    assert tree(ws) == before
+
+
+def test_changes_inside_git_folders_are_not_recorded(ws: Path, store: CheckpointStore) -> None:
+    write(ws, ".git/HEAD", "ref: refs/heads/main\n")
+    store.create(None, label="baseline")
+    write(ws, ".git/index", "binary index\n")
+    write(ws, "README.md", "changed\n")
+    assert store.create(None, label="next").files == ("README.md",)
+
+
+def test_gitignore_edit_makes_newly_visible_files_known_but_not_created(
+        ws: Path, store: CheckpointStore) -> None:
+    first = store.create(None, label="baseline")
+    write(ws, ".gitignore", "build/\n")  # debug.log is no longer ignored
+    cp = store.create(None, label="next")
+    assert "debug.log" in cp.files
+    store.restore(first.id)
+    assert (ws / "debug.log").read_text() == "noise\n"  # it existed all along: not deleted
+
+
+def test_a_command_checkpoint_is_cheap_when_nothing_changed(ws: Path, store: CheckpointStore,
+                                                             scans: list[str]) -> None:
+    store.create(None, label="baseline")
+    scans.clear()
+    cp = store.create(None, label="idle")
+    assert cp.files == () and scans == []
+
+
+def test_files_written_right_before_the_checkpoint_are_seen(ws: Path, store: CheckpointStore) -> None:
+    store.create(None, label="baseline")
+    for i in range(20):
+        write(ws, f"burst/{i}.txt", str(i))
+        cp = store.create(None, label=f"after {i}")
+        assert f"burst/{i}.txt" in cp.files
+
+
+def test_file_checkpoints_also_pick_up_dirty_paths(ws: Path, store: CheckpointStore) -> None:
+    store.create(None, label="baseline")
+    write(ws, "README.md", "edited by a command\n")
+    cp = store.create(["src/app.py"], label="before write_file")
+    assert set(cp.files) == {"src/app.py", "README.md"}
+
+
+def test_store_inside_the_workspace_is_ignored(ws: Path, make_store: StoreFactory) -> None:
+    store = make_store(ws, state_dir=ws / ".intentd-state")
+    first = store.create(None, label="baseline")
+    assert not any(p.startswith(".intentd-state") for p in first.files)
+    write(ws, "README.md", "x\n")
+    assert store.create(None, label="next").files == ("README.md",)
+    assert os.path.isdir(ws / ".intentd-state")

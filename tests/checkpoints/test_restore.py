@@ -1,0 +1,179 @@
+"""Restore: exact, undoable, never touching what it did not save, all or nothing."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from intentd.daemon.checkpoints import CheckpointStore, DiskFull, RestoreFailed
+
+from .conftest import StoreFactory, tree, write
+
+
+def digest_dir(root: Path) -> str:
+    """A hash of every file name, mode and byte under root (a .git folder, say)."""
+    h = hashlib.sha256()
+    for folder, dirs, files in sorted(os.walk(root)):
+        dirs.sort()
+        for name in sorted(files):
+            path = Path(folder) / name
+            st = os.lstat(path)
+            h.update(f"{path.relative_to(root)}:{stat.S_IMODE(st.st_mode)}:{st.st_mtime_ns}".encode())
+            h.update(path.read_bytes() if not path.is_symlink() else os.readlink(path).encode())
+    return h.hexdigest()
+
+
+def git(cwd: Path, *args: str) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update(GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t", GIT_COMMITTER_NAME="t",
+               GIT_COMMITTER_EMAIL="t@t", GIT_CONFIG_NOSYSTEM="1", HOME=str(cwd))
+    subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True)
+
+
+def test_safety_checkpoint_undoes_a_restore(ws: Path, store: CheckpointStore) -> None:
+    cp = store.create(None, label="baseline")
+    write(ws, "src/app.py", "agent work\n")
+    write(ws, "src/extra.py", "more agent work\n")
+    after = tree(ws)
+    result = store.restore(cp.id)
+    assert not (ws / "src/extra.py").exists()
+    undo = store.restore(result.safety_checkpoint_id)
+    assert tree(ws) == after
+    assert set(undo.restored) == {"src/app.py", "src/extra.py"}
+
+
+def test_never_touches_files_it_never_saw(ws: Path, make_store: StoreFactory) -> None:
+    store = make_store(ws, watch=False)
+    cp = store.create(["src/app.py"], label="edit")  # the store knows nothing else yet
+    write(ws, "src/app.py", "agent\n")
+    write(ws, "user-notes.txt", "the person's own file\n")
+    write(ws, "trace.log", "ignored file\n")
+    result = store.restore(cp.id)
+    assert result.restored == ("src/app.py",) and result.deleted == ()
+    assert (ws / "user-notes.txt").exists() and (ws / "trace.log").exists()
+
+
+def test_ignored_files_are_never_saved_nor_touched(ws: Path, store: CheckpointStore) -> None:
+    cp = store.create(None, label="baseline")
+    write(ws, "debug.log", "new noise\n")
+    write(ws, "build/new.bin", b"\0")
+    store.restore(cp.id)
+    assert (ws / "debug.log").read_text() == "new noise\n"
+    assert (ws / "build/new.bin").exists()
+
+
+def test_the_workspace_git_and_nested_repos_are_left_alone(ws: Path, store: CheckpointStore) -> None:
+    git(ws, "init", "-q")
+    git(ws, "add", "-A")
+    git(ws, "commit", "-q", "-m", "init")
+    nested = ws / "vendor" / "lib"
+    write(nested, "lib.py", "v1\n")
+    git(nested, "init", "-q")
+    git(nested, "add", "-A")
+    git(nested, "commit", "-q", "-m", "nested")
+    outer, inner = digest_dir(ws / ".git"), digest_dir(nested / ".git")
+    cp = store.create(None, label="baseline")
+    assert "vendor/lib/lib.py" in cp.files
+    assert not any(".git/" in f or f.endswith(".git") for f in cp.files)
+    write(nested, "lib.py", "v2\n")
+    write(ws, "src/app.py", "changed\n")
+    store.create(None, label="more")
+    store.restore(cp.id)
+    assert (nested / "lib.py").read_text() == "v1\n"
+    assert digest_dir(ws / ".git") == outer and digest_dir(nested / ".git") == inner
+    assert not str(store.state_dir).startswith(str(ws))
+
+
+def test_restore_is_all_or_nothing_when_a_rename_fails(
+        ws: Path, store: CheckpointStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    cp = store.create(None, label="baseline")
+    write(ws, "README.md", "agent 1\n")
+    write(ws, "src/app.py", "agent 2\n")
+    write(ws, "src/util.py", "agent 3\n")
+    write(ws, "src/new.py", "agent 4\n")
+    before = tree(ws)
+    real_replace = os.replace
+    calls = {"n": 0}
+
+    def flaky(src: str, dst: str) -> None:
+        if str(dst).startswith(str(ws)):  # the store's own writes go through os.replace too
+            calls["n"] += 1
+            if calls["n"] == 2:
+                raise OSError(5, "Input/output error")
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", flaky)
+    with pytest.raises(RestoreFailed, match="rolled back"):
+        store.restore(cp.id)
+    assert tree(ws) == before  # no temp files left either
+
+
+def test_restore_changes_nothing_when_a_file_cannot_be_written(
+        ws: Path, store: CheckpointStore) -> None:
+    if os.geteuid() == 0:
+        pytest.skip("root ignores directory permissions")
+    cp = store.create(None, label="baseline")
+    write(ws, "README.md", "agent\n")
+    write(ws, "src/app.py", "agent\n")
+    before = tree(ws)
+    os.chmod(ws / "src", 0o555)
+    try:
+        with pytest.raises(RestoreFailed, match="nothing was changed"):
+            store.restore(cp.id)
+    finally:
+        os.chmod(ws / "src", 0o755)
+    assert tree(ws) == before
+
+
+def test_restore_changes_nothing_when_the_disk_fills_up(
+        ws: Path, store: CheckpointStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    cp = store.create(None, label="baseline")
+    write(ws, "README.md", "agent\n")
+    write(ws, "src/app.py", "agent\n")
+    write(ws, "src/util.py", "agent\n")
+    before = tree(ws)
+    real_fsync = os.fsync
+    calls = {"n": 0}
+
+    def full(fd: int) -> None:
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise OSError(28, "No space left on device")
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", full)
+    with pytest.raises(DiskFull, match="nothing was changed"):
+        store.restore(cp.id)
+    assert tree(ws) == before
+
+
+def test_restore_changes_nothing_when_a_folder_is_in_the_way(ws: Path, store: CheckpointStore) -> None:
+    cp = store.create(["README.md"], label="edit")
+    (ws / "README.md").unlink()
+    write(ws, "README.md/inside.txt", "a folder now stands there\n")
+    before = tree(ws)
+    with pytest.raises(RestoreFailed, match="did not save"):
+        store.restore(cp.id)
+    assert tree(ws) == before
+
+
+def test_a_folder_made_by_the_agent_gives_way_to_the_file(ws: Path, store: CheckpointStore) -> None:
+    cp = store.create(None, label="baseline")
+    (ws / "README.md").unlink()
+    write(ws, "README.md/inside.txt", "agent\n")
+    store.restore(cp.id)
+    assert (ws / "README.md").read_text() == "# demo\n"
+
+
+def test_unsaved_big_files_are_left_alone(ws: Path, make_store: StoreFactory) -> None:
+    store = make_store(ws, max_file_bytes=1024)
+    cp = store.create(None, label="baseline")
+    write(ws, "README.md", "x" * 5000)  # over the cap now: its new content is not saved
+    result = store.restore(cp.id)
+    assert (ws / "README.md").read_text() == "x" * 5000
+    assert "README.md" in dict(result.skipped)

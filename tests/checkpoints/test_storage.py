@@ -1,0 +1,160 @@
+"""Storage: outside the workspace, size cap per file, storage cap with oldest-first pruning, bad stores."""
+
+from __future__ import annotations
+
+import errno
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from dulwich.object_store import DiskObjectStore
+
+from intentd.daemon.checkpoints import (
+    CheckpointStore, CorruptStore, DiskFull, UnknownCheckpoint, WorkspaceMissing, default_state_dir,
+)
+
+from .conftest import StoreFactory, write
+
+
+def test_default_store_lives_in_the_xdg_state_folder(ws: Path, tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg"))
+    with CheckpointStore(ws, watch=False) as store:
+        store.create(["README.md"], label="one")
+        assert store.state_dir == default_state_dir(ws)
+        assert store.state_dir.is_relative_to(tmp_path / "xdg" / "intentd" / "checkpoints")
+        assert (store.state_dir / "git" / "objects").is_dir()
+    assert sorted(os.listdir(ws)) == [".gitignore", "README.md", "build", "debug.log", "src"]
+
+
+def test_files_over_the_size_cap_are_skipped_and_reported(ws: Path, make_store: StoreFactory) -> None:
+    store = make_store(ws, max_file_bytes=1024)
+    write(ws, "big.bin", b"x" * 4096)
+    cp = store.create(None, label="baseline")
+    assert "big.bin" not in cp.files
+    assert dict(cp.skipped)["big.bin"] == "over 1 KiB size cap"
+    named = store.create(["big.bin"], label="edit big")
+    assert dict(named.skipped)["big.bin"] == "over 1 KiB size cap"
+
+
+def test_storage_cap_prunes_oldest_first(ws: Path, make_store: StoreFactory) -> None:
+    cap = 3 * 2**20
+    store = make_store(ws, max_store_bytes=cap, watch=False)
+    ids = []
+    for i in range(12):
+        write(ws, "data.bin", os.urandom(400 * 1024))  # incompressible: 400 KiB per version
+        ids.append(store.create(["data.bin"], label=f"v{i}").id)
+    kept = [c.id for c in store.list()]
+    assert kept == ids[-len(kept):] and 1 < len(kept) < len(ids)  # the newest ones, in order
+    assert store._measure() <= cap
+    with pytest.raises(UnknownCheckpoint, match="pruned"):
+        store.get(ids[0])
+    before = (ws / "data.bin").read_bytes()
+    write(ws, "data.bin", b"later")
+    store.restore(kept[-1])
+    assert (ws / "data.bin").read_bytes() == before
+
+
+def test_pruning_keeps_the_state_a_later_checkpoint_needs(ws: Path, make_store: StoreFactory) -> None:
+    store = make_store(ws, max_store_bytes=2 * 2**20, watch=False)
+    store.create(None, label="baseline")  # holds README.md, which never changes again
+    for i in range(8):
+        write(ws, "data.bin", os.urandom(300 * 1024))
+        store.create(None, label=f"v{i}")
+    last = store.list()[-1]
+    assert store.list()[0].label != "baseline"
+    write(ws, "README.md", "changed\n")
+    store.restore(last.id)
+    assert (ws / "README.md").read_text() == "# demo\n"
+
+
+def test_truncated_manifest_is_a_clear_error(ws: Path, tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    with CheckpointStore(ws, state, watch=False) as store:
+        store.create(None, label="baseline")
+    manifest = state / "manifest.sqlite3"
+    with open(manifest, "r+b") as handle:
+        handle.truncate(manifest.stat().st_size // 3)
+    with pytest.raises(CorruptStore, match="manifest"):
+        with CheckpointStore(ws, state, watch=False) as store:
+            store.list()
+
+
+def test_garbage_manifest_is_a_clear_error(ws: Path, tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    state.mkdir()
+    (state / "manifest.sqlite3").write_bytes(b"not a database at all" * 100)
+    with pytest.raises(CorruptStore, match="unreadable"):
+        CheckpointStore(ws, state, watch=False)
+
+
+def test_missing_objects_are_a_clear_error(ws: Path, store: CheckpointStore) -> None:
+    cp = store.create(["src/app.py"], label="edit")
+    write(ws, "src/app.py", "changed\n")
+    shutil.rmtree(store.state_dir / "git" / "objects")
+    (store.state_dir / "git" / "objects" / "pack").mkdir(parents=True)
+    store._blobs._objects = DiskObjectStore(str(store.state_dir / "git" / "objects"))
+    with pytest.raises(CorruptStore, match="missing"):
+        store.diff(cp.id)
+    with pytest.raises(CorruptStore, match="missing"):
+        store.restore(cp.id)
+    assert (ws / "src/app.py").read_text() == "changed\n"
+
+
+def test_a_full_disk_records_nothing(ws: Path, store: CheckpointStore,
+                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    first = store.create(None, label="baseline")
+    write(ws, "src/app.py", "changed\n")
+
+    def no_space(*args: object, **kwargs: object) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(DiskObjectStore, "add_object", no_space)
+    with pytest.raises(DiskFull, match="nothing was recorded"):
+        store.create(None, label="doomed")
+    assert [c.id for c in store.list()] == [first.id]
+    monkeypatch.undo()
+    assert store.create(None, label="later").files == ("src/app.py",)  # the change was not lost
+
+
+def test_deleted_workspace_is_a_clear_error(ws: Path, tmp_path: Path, make_store: StoreFactory) -> None:
+    store = make_store(ws, watch=False)
+    cp = store.create(None, label="baseline")
+    shutil.rmtree(ws)
+    for action in (lambda: store.create(None, label="x"), lambda: store.restore(cp.id),
+                   lambda: store.diff(cp.id)):
+        with pytest.raises(WorkspaceMissing, match="moved or deleted"):
+            action()
+    with pytest.raises(WorkspaceMissing):
+        CheckpointStore(ws, tmp_path / "state", watch=False)
+
+
+def test_replaced_workspace_is_a_clear_error(ws: Path, tmp_path: Path, make_store: StoreFactory) -> None:
+    store = make_store(ws, watch=False)
+    store.create(None, label="baseline")
+    ws.rename(tmp_path / "moved")
+    ws.mkdir()
+    with pytest.raises(WorkspaceMissing, match="replaced"):
+        store.create(None, label="x")
+
+
+def test_a_store_belongs_to_one_workspace(ws: Path, tmp_path: Path) -> None:
+    other = tmp_path / "other"
+    other.mkdir()
+    CheckpointStore(ws, tmp_path / "state", watch=False).close()
+    with pytest.raises(CorruptStore, match="belongs to"):
+        CheckpointStore(other, tmp_path / "state", watch=False)
+
+
+def test_two_stores_on_one_state_folder_stay_consistent(ws: Path, tmp_path: Path,
+                                                         make_store: StoreFactory) -> None:
+    daemon = make_store(ws)
+    cli = make_store(ws, watch=False)
+    daemon.create(None, label="baseline")
+    write(ws, "src/app.py", "v2\n")
+    cp = cli.create(None, label="from the cli")
+    assert cp.files == ("src/app.py",)
+    write(ws, "README.md", "v2\n")
+    assert daemon.create(None, label="daemon again").files == ("README.md",)
+    assert [c.id for c in daemon.list()] == [c.id for c in cli.list()]

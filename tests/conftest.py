@@ -1,0 +1,43 @@
+"""Shared fixtures: state in temp folders, short socket folders, an engine and a ready workspace."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from intentd.daemon.engine.engine import Engine
+from intentd.daemon.testing import make_workspace
+
+
+@pytest.fixture(autouse=True)
+def _isolated_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test reads or writes the real user's state, config or runtime folders."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg-state"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "xdg-runtime"))
+    monkeypatch.chdir(tmp_path)  # a test that runs something in "." never touches the checkout
+
+
+@pytest.fixture
+def short_dir() -> Iterator[Path]:
+    """A short temp folder: Unix socket paths must stay under 108 bytes."""
+    path = Path(tempfile.mkdtemp(prefix="itd-", dir="/tmp"))
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    return make_workspace(tmp_path / "ws", files={"src/app.py": "print('hi')\n",
+                                                  "README.md": "# demo\n"})
+
+
+@pytest.fixture
+def engine(tmp_path: Path) -> Iterator[Engine]:
+    eng = Engine(tmp_path / "state", checkpoints=False)
+    yield eng
+    eng.close()

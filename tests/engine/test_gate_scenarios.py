@@ -1,0 +1,162 @@
+"""Whole sessions through the decision pipeline: the intent handshake, scope, protected and stale files."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from intentd.daemon.engine.engine import Engine
+from intentd.daemon.engine.session import Mode
+from intentd.daemon.testing import decide, make_intent, make_session, make_workspace, write_intents
+
+
+def verdict(engine: Engine, session: Any, tool: str, **args: Any) -> tuple[str, str, str]:
+    d = decide(engine, session, tool, **args).decision
+    return d.verdict.value, d.stage, d.reason
+
+
+def test_write_before_selecting_an_intent_is_refused_with_the_fix(engine: Engine,
+                                                                  workspace: Path) -> None:
+    session = make_session(engine, workspace)
+    decision, stage, reason = verdict(engine, session, "write_to_file", path="src/new.py", content="x")
+    assert (decision, stage) == ("deny", "intent_gate")
+    assert reason.startswith("You must cite a valid active Intent ID.")
+    assert "select_active_intent with one of: INT-1" in reason
+
+
+def test_handshake_then_scoped_write_needs_a_person_and_out_of_scope_is_refused(
+        engine: Engine, workspace: Path) -> None:
+    session = make_session(engine, workspace)
+    assert verdict(engine, session, "select_active_intent", intent_id="INT-1")[0] == "allow"
+    assert session.intent_id == "INT-1"
+    assert verdict(engine, session, "write_to_file", path="src/new.py", content="x")[:2] == (
+        "ask", "approval")
+    decision, stage, reason = verdict(engine, session, "write_to_file", path="docs/x.md", content="x")
+    assert (decision, stage) == ("deny", "scope")
+    assert "INT-1" in reason and "docs/x.md" in reason and "scope expansion" in reason
+
+
+def test_selecting_an_unknown_or_closed_intent_is_refused(tmp_path: Path, engine: Engine) -> None:
+    root = make_workspace(tmp_path / "ws", make_intent("OPEN"), make_intent("DONE", status="DONE"))
+    session = make_session(engine, root)
+    decision, stage, reason = verdict(engine, session, "select_active_intent", intent_id="NOPE")
+    assert (decision, stage) == ("deny", "intent_gate") and "one of: OPEN" in reason
+    decision, _, reason = verdict(engine, session, "select_active_intent", intent_id="DONE")
+    assert decision == "deny" and "status DONE" in reason
+    assert session.intent_id is None
+
+
+def test_selectable_statuses_come_from_the_policy(tmp_path: Path, engine: Engine) -> None:
+    root = make_workspace(tmp_path / "ws", make_intent("R", status="REVIEW"),
+                          policy={"intents": {"selectable_statuses": ["REVIEW"]}})
+    session = make_session(engine, root)
+    assert verdict(engine, session, "select_active_intent", intent_id="R")[0] == "allow"
+
+
+def test_intent_closed_while_selected_fails_the_next_destructive_call(
+        tmp_path: Path, engine: Engine) -> None:
+    root = make_workspace(tmp_path / "ws")
+    session = make_session(engine, root)
+    verdict(engine, session, "select_active_intent", intent_id="INT-1")
+    write_intents(root, make_intent("INT-1", status="COMPLETED"), make_intent("INT-2"))
+    session.workspace.reload()
+    decision, stage, reason = verdict(engine, session, "write_to_file", path="src/a.py", content="")
+    assert (decision, stage) == ("deny", "intent_gate")
+    assert "COMPLETED" in reason and "one of: INT-2" in reason
+    write_intents(root, make_intent("INT-2"))
+    session.workspace.reload()
+    assert "not listed" in verdict(engine, session, "write_to_file", path="src/a.py", content="")[2]
+
+
+def test_reads_are_never_gated_by_intent(engine: Engine, workspace: Path) -> None:
+    session = make_session(engine, workspace)
+    assert verdict(engine, session, "read_file", path="README.md")[:2] == ("allow", "approval")
+    assert verdict(engine, session, "list_files", recursive=True)[0] == "allow"
+    assert verdict(engine, session, "ask_followup_question", question="why?")[0] == "allow"
+
+
+@pytest.mark.parametrize("path", [".orchestration/active_intents.yaml", ".orchestration/new.yaml",
+                                  ".git/config", "src/vendor/.git/HEAD"])
+def test_protected_paths_are_refused_whatever_the_scope(tmp_path: Path, engine: Engine,
+                                                        path: str) -> None:
+    root = make_workspace(tmp_path / "ws", make_intent(owned_scope=["**"]))
+    session = make_session(engine, root)
+    verdict(engine, session, "select_active_intent", intent_id="INT-1")
+    decision, stage, _ = verdict(engine, session, "write_to_file", path=path, content="x")
+    assert (decision, stage) == ("deny", "protected")
+
+
+def test_scope_resolves_dotdot_and_symlinks(tmp_path: Path, engine: Engine) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    root = make_workspace(tmp_path / "ws", make_intent(owned_scope=["src/**"]),
+                          files={"src/ok.py": ""})
+    os.symlink(outside, root / "src" / "escape")
+    session = make_session(engine, root)
+    verdict(engine, session, "select_active_intent", intent_id="INT-1")
+    assert verdict(engine, session, "write_to_file", path="src/../docs/x", content="")[1] == "scope"
+    decision, stage, reason = verdict(engine, session, "write_to_file", path="src/escape/x",
+                                      content="")
+    assert (decision, stage) == ("deny", "scope") and "outside the workspace" in reason
+    assert verdict(engine, session, "write_to_file", path="docs/../src/y.py", content="")[0] == "ask"
+
+
+def test_scope_negation_and_empty_scope(tmp_path: Path, engine: Engine) -> None:
+    root = make_workspace(tmp_path / "ws", make_intent("A", owned_scope=["src/**", "!src/gen/**"]),
+                          make_intent("B", owned_scope=[]))
+    session = make_session(engine, root)
+    verdict(engine, session, "select_active_intent", intent_id="A")
+    assert verdict(engine, session, "write_to_file", path="src/a.py", content="")[0] == "ask"
+    assert verdict(engine, session, "write_to_file", path="src/gen/a.py", content="")[1] == "scope"
+    verdict(engine, session, "select_active_intent", intent_id="B")
+    decision, stage, reason = verdict(engine, session, "write_to_file", path="src/a.py", content="")
+    assert (decision, stage) == ("deny", "scope") and "empty owned_scope" in reason
+
+
+def test_plan_mode_refuses_writes_and_allows_reads(engine: Engine, workspace: Path) -> None:
+    session = make_session(engine, workspace, mode=Mode.PLAN)
+    assert verdict(engine, session, "write_to_file", path="src/a.py", content="")[:2] == (
+        "deny", "mode")
+    assert verdict(engine, session, "execute_command", command="touch x")[:2] == ("deny", "mode")
+    assert verdict(engine, session, "execute_command", command="ls -la")[0] == "allow"
+    assert verdict(engine, session, "read_file", path="src/app.py")[0] == "allow"
+
+
+def test_stale_file_rules(engine: Engine, workspace: Path) -> None:
+    session = make_session(engine, workspace)
+    verdict(engine, session, "select_active_intent", intent_id="INT-1")
+    decision, stage, reason = verdict(engine, session, "write_to_file", path="src/app.py", content="")
+    assert (decision, stage) == ("deny", "stale_file") and "read it again" in reason
+    assert verdict(engine, session, "read_file", path="src/app.py")[0] == "allow"
+    assert verdict(engine, session, "replace_in_file", path="src/app.py", old_str="hi",
+                   new_str="ho")[0] == "ask"
+    (workspace / "src" / "app.py").write_text("changed by the person\n")
+    decision, stage, reason = verdict(engine, session, "replace_in_file", path="src/app.py",
+                                      old_str="x", new_str="y")
+    assert (decision, stage) == ("deny", "stale_file") and "changed on disk" in reason
+    assert "does not exist" in verdict(engine, session, "replace_in_file", path="src/none.py",
+                                       old_str="a", new_str="b")[2]
+
+
+def test_ignored_paths_are_refused_for_reads_and_writes(tmp_path: Path, engine: Engine) -> None:
+    root = make_workspace(tmp_path / "ws", make_intent(owned_scope=["**"]),
+                          files={".orchestration/ignore": "secrets/\n*.pem\n",
+                                 ".clineignore": "private.txt\n", "secrets/k": "s", "a.pem": "k"})
+    session = make_session(engine, root)
+    verdict(engine, session, "select_active_intent", intent_id="INT-1")
+    for tool, args in [("read_file", {"path": "secrets/k"}), ("read_file", {"path": "a.pem"}),
+                       ("read_file", {"path": "./x/../private.txt"}),
+                       ("write_to_file", {"path": "secrets/new", "content": ""}),
+                       ("list_files", {"path": "secrets"})]:
+        assert verdict(engine, session, tool, **args)[:2] == ("deny", "access"), (tool, args)
+
+
+def test_external_reads_need_a_person_by_default(tmp_path: Path, engine: Engine,
+                                                 workspace: Path) -> None:
+    (tmp_path / "elsewhere.txt").write_text("x")
+    session = make_session(engine, workspace)
+    decision, stage, reason = verdict(engine, session, "read_file", path="../elsewhere.txt")
+    assert (decision, stage) == ("ask", "approval") and "outside the workspace" in reason

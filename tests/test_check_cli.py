@@ -1,0 +1,64 @@
+"""`intentd check` end to end: the contract of DESIGN.md, run as a real subprocess."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from intentd.daemon.testing import make_call
+
+
+def check(workspace: Path, lines: list[str], *extra: str) -> list[dict[str, str]]:
+    out = subprocess.run([sys.executable, "-m", "intentd.daemon.cli", "check", "--workspace",
+                          str(workspace), "--json", *extra], input="\n".join(lines) + "\n",
+                         capture_output=True, text=True, timeout=60, check=True)
+    return [json.loads(line) for line in out.stdout.splitlines()]
+
+
+def test_a_session_of_lines_decides_in_order(workspace: Path) -> None:
+    lines = [json.dumps(c) for c in [
+        make_call("write_to_file", path="src/new.py", content="x"),
+        make_call("select_active_intent", intent_id="INT-1"),
+        make_call("write_to_file", path="src/new.py", content="x"),
+        make_call("write_to_file", path="README.md", content="x"),
+        make_call("replace_in_file", path="src/app.py", old_str="hi", new_str="ho"),
+        make_call("read_file", path="src/app.py"),
+        make_call("replace_in_file", path="src/app.py", old_str="hi", new_str="ho"),
+        make_call("execute_command", command="git status && rm -rf docs"),
+        make_call("execute_command", command="git status && npm install"),
+        make_call("execute_command", command="ls -la src"),
+    ]]
+    out = check(workspace, lines)
+    assert [(o["tool"], o["decision"], o["stage"]) for o in out] == [
+        ("write_to_file", "deny", "intent_gate"), ("select_active_intent", "allow", "approval"),
+        ("write_to_file", "ask", "approval"), ("write_to_file", "deny", "scope"),
+        ("replace_in_file", "deny", "stale_file"), ("read_file", "allow", "approval"),
+        ("replace_in_file", "ask", "approval"), ("execute_command", "deny", "scope"),
+        ("execute_command", "ask", "approval"), ("execute_command", "allow", "approval")]
+    assert all(set(o) == {"tool", "decision", "stage", "reason"} and o["reason"] for o in out)
+    assert not (workspace / "src" / "new.py").exists(), "nothing destructive runs"
+    assert (workspace / "src" / "app.py").exists()
+
+
+def test_bad_lines_are_denied_at_validate_and_the_run_goes_on(workspace: Path, tmp_path: Path) -> None:
+    batch = tmp_path / "calls.jsonl"
+    batch.write_text("not json\n[1, 2]\n{\"args\": {}}\n\n" +
+                     json.dumps(make_call("read_file", path="README.md")) + "\n")
+    out = check(workspace, [], "--batch", str(batch))
+    assert [(o["tool"], o["decision"], o["stage"]) for o in out] == [
+        (None, "deny", "validate"), (None, "deny", "validate"), (None, "deny", "validate"),
+        ("read_file", "allow", "approval")]
+    assert out[0]["reason"].startswith("not JSON")
+
+
+def test_policy_flag_and_missing_workspace(workspace: Path, tmp_path: Path) -> None:
+    policy = tmp_path / "strict.yaml"
+    policy.write_text("auto_approve: {read: false}\n")
+    out = check(workspace, [json.dumps(make_call("read_file", path="README.md"))],
+                "--policy", str(policy))
+    assert out[0]["decision"] == "ask"
+    missing = subprocess.run([sys.executable, "-m", "intentd.daemon.cli", "check", "--workspace",
+                              str(tmp_path / "nope")], capture_output=True, text=True, timeout=60)
+    assert missing.returncode == 2 and "not a folder" in missing.stderr
