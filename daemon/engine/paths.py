@@ -35,12 +35,34 @@ def resolve(root: str, raw: str, cwd: str | None = None) -> ResolvedPath:
         raise PathRefused(f"path contains a NUL byte: {raw!r}")
     if len(raw) > MAX_PATH_CHARS:
         raise PathRefused(f"path is longer than {MAX_PATH_CHARS} characters")
-    joined = os.path.join(cwd or root, raw)
+    base = cwd or root
     try:
-        absolute = os.path.realpath(joined)
+        if os.path.isabs(raw) or not base.startswith(root):
+            absolute = os.path.realpath(os.path.join(base, raw))
+        else:
+            absolute = _resolve_below(base, raw)
     except (OSError, ValueError) as exc:
         raise PathRefused(f"cannot resolve {raw!r}: {exc}") from None
     return ResolvedPath(raw, absolute, relative_to(root, absolute))
+
+
+def _resolve_below(base: str, raw: str) -> str:
+    """realpath(base/raw) for an already resolved `base`: only the components of `raw` are
+    looked at (lstat), which halves the system calls on deep workspaces. Any symlink met is
+    handed to os.path.realpath with the rest of the path, so semantics stay realpath's."""
+    current = base
+    parts = raw.split("/")
+    for index, part in enumerate(parts):
+        if part in ("", "."):
+            continue
+        if part == "..":
+            current = os.path.dirname(current)
+            continue
+        candidate = current + "/" + part if current != "/" else "/" + part
+        if os.path.islink(candidate):
+            return os.path.realpath("/".join([candidate, *parts[index + 1:]]))
+        current = candidate
+    return current
 
 
 def relative_to(root: str, absolute: str) -> str | None:

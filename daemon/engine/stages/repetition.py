@@ -52,6 +52,8 @@ def _cycle_length(keys: list[str]) -> int | None:
         span = length * CYCLE_REPEATS
         if len(keys) < span:
             return None
+        if keys[-1] != keys[-1 - length]:
+            continue  # the cheap test first: the last call must repeat the one a period back
         window = keys[-span:]
         pattern = window[:length]
         if len(set(pattern)) > 1 and all(window[i] == pattern[i % length] for i in range(span)):
