@@ -160,3 +160,16 @@ def test_external_reads_need_a_person_by_default(tmp_path: Path, engine: Engine,
     session = make_session(engine, workspace)
     decision, stage, reason = verdict(engine, session, "read_file", path="../elsewhere.txt")
     assert (decision, stage) == ("ask", "approval") and "outside the workspace" in reason
+
+
+def test_commands_naming_ignored_or_outside_paths_need_a_person(tmp_path: Path,
+                                                                engine: Engine) -> None:
+    root = make_workspace(tmp_path / "ws", files={".orchestration/ignore": ".env\nsecrets/\n",
+                                                  ".env": "KEY=1", "src/a.py": ""})
+    session = make_session(engine, root)
+    for command in ["cat .env", "head -n 1 secrets/x", "cat ../../etc/passwd", "cat /etc/hosts",
+                    "cat .e*", "grep -r KEY .", "rg KEY", "ls -R", "find . -name '*.env'"]:
+        decision, stage, reason = verdict(engine, session, "execute_command", command=command)
+        assert (decision, stage) == ("ask", "approval"), (command, reason)
+    assert verdict(engine, session, "execute_command", command="cat src/a.py")[0] == "allow"
+    assert verdict(engine, session, "execute_command", command="ls src")[0] == "allow"

@@ -7,6 +7,11 @@ from intentd.daemon.engine.decision import Decision
 from intentd.daemon.engine.paths import PathRefused, resolve
 
 IGNORE_SOURCES = ".orchestration/ignore, .clineignore or .rooignore"
+# Read-only commands that walk folders on their own, or flags that make them do so: with
+# ignore rules in force they could read an ignored file no argument names.
+WALKERS = {"rg", "fd", "find", "tree", "du"}
+RECURSIVE_FLAGS = {"-r", "-R", "--recursive", "--dereference-recursive"}
+GLOB_CHARS = set("*?[")
 
 
 class AccessStage:
@@ -23,13 +28,26 @@ class AccessStage:
         verdict = ctx.command()
         if verdict is not None:
             self._check_command_args(ctx, verdict.analysis.path_args)
+            if ctx.config.ignore.patterns:
+                self._check_walkers(ctx, [c.argv for c in verdict.analysis.commands])
         return None
+
+    @staticmethod
+    def _check_walkers(ctx: CallContext, commands: list[tuple[str, ...]]) -> None:
+        for argv in commands:
+            if argv and _walks(argv):
+                ctx.not_auto.append(f"`{argv[0]}` walks folders and could read paths the ignore "
+                                    "rules hide")
+                return
 
     @staticmethod
     def _check_command_args(ctx: CallContext, path_args: tuple[str, ...]) -> None:
         """A command naming an ignored or external path may run, but never without a person."""
         cwd = ctx.cwd.absolute if ctx.cwd else ctx.root
         for raw in path_args:
+            if GLOB_CHARS.intersection(raw):
+                ctx.not_auto.append(f"argument {raw[:80]!r} is a pattern the shell expands")
+                continue
             try:
                 path = resolve(ctx.root, raw, cwd)
             except PathRefused:
@@ -39,3 +57,11 @@ class AccessStage:
                 ctx.not_auto.append(f"argument {raw[:80]!r} names a path outside the workspace")
             elif ctx.config.ignore.ignores(path.relative):
                 ctx.not_auto.append(f"argument {raw[:80]!r} names an ignored path")
+
+
+def _walks(argv: tuple[str, ...]) -> bool:
+    if argv[0] in WALKERS or RECURSIVE_FLAGS.intersection(argv[1:]):
+        return True
+    # grep -rn, ls -laR: the recursion hides in a bundle of short flags
+    short_flags = [a for a in argv[1:] if a.startswith("-") and not a.startswith("--")]
+    return argv[0] in ("grep", "egrep", "fgrep", "ls") and any("r" in f.lower() for f in short_flags)
