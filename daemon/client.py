@@ -101,7 +101,7 @@ class Client:
         while b"\n" not in self._buffer:
             try:
                 chunk = self._sock.recv(65536)
-            except socket.timeout:
+            except TimeoutError:
                 raise TimeoutError("the daemon did not answer in time") from None
             except OSError as exc:
                 raise DaemonUnavailable(f"lost the daemon: {exc}") from None

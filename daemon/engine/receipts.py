@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import socket
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from intentd.daemon.engine.ledger import summarize_args
@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
 
 def _iso(seconds: float) -> str:
-    return datetime.fromtimestamp(seconds, timezone.utc).isoformat(timespec="milliseconds")
+    return datetime.fromtimestamp(seconds, UTC).isoformat(timespec="milliseconds")
 
 
 def receipt(ev: Evaluation, outcome: Outcome, before: dict[str, str | None],

@@ -109,7 +109,7 @@ class Connection:
         """At shutdown: let answers already under way go out, then close."""
         try:
             await asyncio.wait_for(self._settle(), timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             pass
         self.writer.close()
 

@@ -37,14 +37,14 @@ class DaemonCore:
     # -- lookups that answer with protocol errors ----------------------------------------------
 
     def session(self, params: Params) -> Session:
-        session_id = params.str("session_id")
+        session_id = params.text("session_id")
         session = self.engine.sessions.get(session_id)
         if session is None:
             raise RpcError(protocol.UNKNOWN_SESSION, f"session {session_id!r} is not open")
         return session
 
     def workspace(self, params: Params, name: str = "workspace") -> Workspace:
-        path = Path(params.str(name)).expanduser()
+        path = Path(params.text(name)).expanduser()
         known = self.engine.workspaces.get(str(path.resolve()))
         if known is not None:
             return known
@@ -77,7 +77,7 @@ class DaemonCore:
         approval = self.approvals.add(ev)
         try:
             answer = await asyncio.wait_for(asyncio.shield(approval.future), timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             self.approvals.withdraw(approval.id, "timeout")
             why = f"no person answered within {timeout:g} s; refused"
             return Decision.deny("approval", why), None, Answer("timeout")

@@ -29,13 +29,13 @@ class Params:
     def __init__(self, raw: dict[str, Any]) -> None:
         self.raw = raw
 
-    def str(self, name: str) -> str:
+    def text(self, name: str) -> str:
         value = self.raw.get(name)
         if not isinstance(value, str) or not value:
             raise bad_params(name, "is required and must be a non-empty string")
         return value
 
-    def opt_str(self, name: str) -> str | None:
+    def opt_text(self, name: str) -> str | None:
         value = self.raw.get(name)
         if value is not None and not isinstance(value, str):
             raise bad_params(name, "must be a string")
@@ -54,7 +54,7 @@ class Params:
             raise bad_params(name, "must be true or false")
         return value
 
-    def dict(self, name: str, default: dict[str, Any] | None = None) -> dict[str, Any]:
+    def obj(self, name: str, default: dict[str, Any] | None = None) -> dict[str, Any]:
         value = self.raw.get(name, default)
         if not isinstance(value, dict):
             raise bad_params(name, "must be an object")

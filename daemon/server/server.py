@@ -39,6 +39,9 @@ class IntentdServer:
 
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
+        # Handlers first: a signal arriving as soon as the socket answers must stop us cleanly.
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(signum, self.request_stop)
         self.core = DaemonCore(self.engine, loop)
         for module in (sessions, tools, queue, workspace_data):
             module.register(self.table, self.core)
@@ -48,8 +51,6 @@ class IntentdServer:
             self._owns_socket_file = True
         self._server = await asyncio.start_unix_server(
             self._on_connect, sock=listener, limit=protocol.MAX_LINE_BYTES)
-        for signum in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(signum, self.request_stop)
 
     def request_stop(self) -> None:
         self._stopped.set()

@@ -41,7 +41,7 @@ class ToolContext:
     paths: tuple[str, ...]       # the call's paths, resolved by the pipeline (same order as Tool.paths)
     cwd: str                     # resolved working directory for commands
     session_intent: str | None
-    intents_lookup: Callable[[str], Any]  # id -> Intent | None, from the config snapshot the call was decided on
+    intents_lookup: Callable[[str], Any]  # id -> Intent | None, from the call's config snapshot
     is_ignored: Callable[[str], bool]     # workspace-relative path -> hidden by the ignore rules
 
 

@@ -15,11 +15,11 @@ def register(table: MethodTable, core: DaemonCore) -> None:
         return {"approvals": core.approvals.listing(root)}
 
     async def approvals_respond(conn: Any, params: Params) -> dict[str, Any]:
-        decision = params.str("decision")
+        decision = params.text("decision")
         if decision not in (protocol.APPROVE, protocol.REJECT):
             raise bad_params("decision", "must be approve or reject")
-        feedback = params.opt_str("feedback")
-        core.approvals.respond(params.str("approval_id"), decision == protocol.APPROVE,
+        feedback = params.opt_text("feedback")
+        core.approvals.respond(params.text("approval_id"), decision == protocol.APPROVE,
                                feedback[:10_000] if feedback else None, conn.client_name)
         return {"resolved": True}
 

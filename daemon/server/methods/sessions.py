@@ -24,10 +24,10 @@ def register(table: MethodTable, core: DaemonCore) -> None:
 
     async def sessions_open(conn: Any, params: Params) -> dict[str, Any]:
         workspace = core.workspace(params)
-        mode_name = params.opt_str("mode") or "act"
+        mode_name = params.opt_text("mode") or "act"
         if mode_name not in ("act", "plan"):
             raise bad_params("mode", "must be act or plan")
-        agent = (params.opt_str("agent") or conn.client_name)[:100]
+        agent = (params.opt_text("agent") or conn.client_name)[:100]
         session = core.engine.open_session(workspace.root, agent=agent, mode=Mode(mode_name))
         conn.sessions.add(session.id)
         info = {"session_id": session.id, "workspace": workspace.root_str, "agent": agent,
@@ -64,7 +64,7 @@ def register(table: MethodTable, core: DaemonCore) -> None:
     async def intents_select(conn: Any, params: Params) -> dict[str, Any]:
         session = core.session(params)
         answer = await call_tool(core, session, "select_active_intent",
-                                 {"intent_id": params.str("intent_id")}, None, None)
+                                 {"intent_id": params.text("intent_id")}, None, None)
         result = answer.get("result") or {}
         return {"decision": {k: answer[k] for k in ("decision", "stage", "reason")},
                 "context": result.get("output") if answer["decision"] == "allow" else None}

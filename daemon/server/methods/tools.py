@@ -54,13 +54,13 @@ def register(table: MethodTable, core: DaemonCore) -> None:
 
     async def tools_call(conn: Any, params: Params) -> dict[str, Any]:
         session = core.session(params)
-        return await call_tool(core, session, params.str("tool"), params.dict("args", {}),
-                               params.opt_str("batch"), params.opt_number("approval_timeout"))
+        return await call_tool(core, session, params.text("tool"), params.obj("args", {}),
+                               params.opt_text("batch"), params.opt_number("approval_timeout"))
 
     async def tools_authorize(conn: Any, params: Params) -> dict[str, Any]:
         session = core.session(params)
-        answer = await call_tool(core, session, params.str("tool"), params.dict("args", {}),
-                                 params.opt_str("batch"), params.opt_number("approval_timeout"),
+        answer = await call_tool(core, session, params.text("tool"), params.obj("args", {}),
+                                 params.opt_text("batch"), params.opt_number("approval_timeout"),
                                  run=False)
         answer.pop("result", None)
         return answer
@@ -68,8 +68,8 @@ def register(table: MethodTable, core: DaemonCore) -> None:
     async def tools_report(conn: Any, params: Params) -> dict[str, Any]:
         session = core.session(params)
         ok = params.opt_bool("ok", True)
-        output = params.opt_str("output") or ""
-        if not await core.in_thread(core.engine.report, session, params.str("call_id"), ok, output):
+        output = params.opt_text("output") or ""
+        if not await core.in_thread(core.engine.report, session, params.text("call_id"), ok, output):
             raise RpcError(protocol.INVALID_PARAMS, "call_id is not an authorized call of this "
                            "session awaiting its report", {"param": "call_id"})
         return {"recorded": True}

@@ -20,7 +20,7 @@ def register(table: MethodTable, core: DaemonCore) -> None:
     def store_for(params: Params) -> Any:
         if params.raw.get("workspace"):
             return core.engine.checkpoint_store(core.workspace(params))
-        checkpoint_id = params.str("checkpoint_id")
+        checkpoint_id = params.text("checkpoint_id")
         for workspace in list(core.engine.workspaces.values()):
             store = core.engine.checkpoint_store(workspace)
             if any(c.id == checkpoint_id for c in store.list()):
@@ -40,18 +40,18 @@ def register(table: MethodTable, core: DaemonCore) -> None:
         return {"checkpoints": [checkpoint_json(c) for c in await checkpoint_op(store.list)]}
 
     async def checkpoints_diff(conn: Any, params: Params) -> dict[str, Any]:
-        against = params.opt_str("against") or "current"
+        against = params.opt_text("against") or "current"
         if against not in ("current", "next"):
             raise bad_params("against", "must be current or next")
         store = store_for(params)
-        diffs = await checkpoint_op(store.diff, params.str("checkpoint_id"), against=against,
-                                    path=params.opt_str("path"))
+        diffs = await checkpoint_op(store.diff, params.text("checkpoint_id"), against=against,
+                                    path=params.opt_text("path"))
         return {"diffs": [{"path": d.path, "status": d.status, "unified": d.unified} for d in diffs]}
 
     async def checkpoints_restore(conn: Any, params: Params) -> dict[str, Any]:
         store = store_for(params)
-        done = await checkpoint_op(store.restore, params.str("checkpoint_id"),
-                                   path=params.opt_str("path"))
+        done = await checkpoint_op(store.restore, params.text("checkpoint_id"),
+                                   path=params.opt_text("path"))
         return {"checkpoint_id": done.checkpoint_id, "safety_checkpoint_id": done.safety_checkpoint_id,
                 "restored": list(done.restored), "deleted": list(done.deleted)}
 
@@ -61,7 +61,7 @@ def register(table: MethodTable, core: DaemonCore) -> None:
     async def settings_update(conn: Any, params: Params) -> dict[str, Any]:
         workspace = core.workspace(params)
         try:
-            changes = clean_overrides(params.dict("auto_approve"))
+            changes = clean_overrides(params.obj("auto_approve"))
         except ValueError as exc:
             raise bad_params("auto_approve", str(exc)) from None
         merged = {**workspace.overrides, **changes}
@@ -77,7 +77,7 @@ def register(table: MethodTable, core: DaemonCore) -> None:
         limit = params.raw.get("limit", 100)
         if isinstance(limit, bool) or not isinstance(limit, int) or not 0 < limit <= MAX_LEDGER_ENTRIES:
             raise bad_params("limit", f"must be a whole number from 1 to {MAX_LEDGER_ENTRIES}")
-        filters = {key: params.opt_str(key) for key in ("session_id", "tool", "decision")}
+        filters = {key: params.opt_text(key) for key in ("session_id", "tool", "decision")}
         path = workspace_state_dir(workspace.root, core.engine.home) / "ledger.jsonl"
 
         def query() -> list[dict[str, Any]]:
