@@ -1,0 +1,1 @@
+"""First run: `intentd init`, the systemd user units, and `intentd doctor`."""

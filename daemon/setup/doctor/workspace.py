@@ -1,0 +1,81 @@
+"""Doctor checks of a workspace's `.orchestration/` files, with the daemon's own loaders."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from intentd.daemon.setup.doctor.result import CheckResult, fail, ok, warn
+
+DEFAULT_STATUSES = ("IN_PROGRESS",)
+
+
+def check_workspace(root: Path) -> list[CheckResult]:
+    """policy.yaml first: its `selectable_statuses` decide which intents count as selectable."""
+    if not root.is_dir():
+        return [fail("workspace", f"{root} is not a folder",
+                     "pass an existing folder to --workspace")]
+    try:
+        # Imported here so that a broken engine module fails these checks, not the whole doctor.
+        from intentd.daemon.engine.intents import INTENTS_FILE
+        from intentd.daemon.policy.config import POLICY_FILE
+    except ImportError as exc:
+        return [fail("workspace", f"intentd's policy code does not import: {exc}",
+                     "reinstall intentd")]
+    policy_result, statuses = _check_policy(root / POLICY_FILE)
+    return [_check_intents(root, root / INTENTS_FILE, statuses), policy_result,
+            _check_ignore(root)]
+
+
+def _check_policy(path: Path) -> tuple[CheckResult, tuple[str, ...]]:
+    from intentd.daemon.engine.yamlfile import ConfigError
+    from intentd.daemon.policy.config import load_policy
+
+    if not path.exists():
+        return ok("policy file", f"no {path}: the defaults apply"), DEFAULT_STATUSES
+    try:
+        policy = load_policy(path)
+    except ConfigError as exc:
+        return fail("policy file", str(exc),
+                    "fix that line; until then the safest policy is in force (the commented "
+                    "defaults: `intentd init --print policy.yaml`)"), DEFAULT_STATUSES
+    return ok("policy file", f"{path} is valid"), tuple(policy.selectable_statuses)
+
+
+def _check_intents(root: Path, path: Path, statuses: tuple[str, ...]) -> CheckResult:
+    from intentd.daemon.engine.intents import load_intents
+    from intentd.daemon.engine.yamlfile import ConfigError
+
+    if not path.exists():
+        return fail("intents file", f"no {path}: every tool that changes something is refused",
+                    f"`intentd init --workspace {root}` writes a commented one to edit")
+    try:
+        intents = load_intents(path)
+    except ConfigError as exc:
+        return fail("intents file", str(exc),
+                    "fix that line; until then the last good intents (if any) stay in force")
+    selectable = intents.selectable(statuses)
+    if intents.warnings:
+        return warn("intents file", f"{path} loads, with warnings: " + "; ".join(intents.warnings),
+                    "check the keys named (a misspelt key is ignored)")
+    if not selectable:
+        return warn("intents file",
+                    f"{path} lists {len(intents.intents)} intent(s), none selectable "
+                    f"(status {' or '.join(statuses)}): agents can only read",
+                    "set `status: IN_PROGRESS` on the intent an agent should work on")
+    ids = ", ".join(intent.id for intent in selectable)
+    return ok("intents file", f"{path}: {len(intents.intents)} intent(s); selectable: {ids}")
+
+
+def _check_ignore(root: Path) -> CheckResult:
+    from intentd.daemon.policy.ignore import load_ignore_rules
+
+    try:
+        rules = load_ignore_rules(root)
+    except OSError as exc:
+        return fail("ignore file", f"cannot read an ignore file: {exc}",
+                    "make it readable (`chmod u+r`), or remove it")
+    if not rules.sources:
+        return ok("ignore file", "none: tools may read every file of the workspace "
+                                 "(`intentd init` writes one that hides common secrets)")
+    count = sum(1 for line in rules.patterns if line.strip() and not line.lstrip().startswith("#"))
+    return ok("ignore file", f"{count} pattern(s) from {', '.join(rules.sources)}")
