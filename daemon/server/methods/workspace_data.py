@@ -53,7 +53,8 @@ def register(table: MethodTable, core: DaemonCore) -> None:
         done = await checkpoint_op(store.restore, params.text("checkpoint_id"),
                                    path=params.opt_text("path"))
         return {"checkpoint_id": done.checkpoint_id, "safety_checkpoint_id": done.safety_checkpoint_id,
-                "restored": list(done.restored), "deleted": list(done.deleted)}
+                "restored": list(done.restored), "deleted": list(done.deleted),
+                "skipped": [list(item) for item in done.skipped]}
 
     async def settings_get(conn: Any, params: Params) -> dict[str, Any]:
         return settings_json(core.workspace(params))

@@ -1,0 +1,81 @@
+"""Approvals without the desktop app: ask on the terminal, or refuse when no person can be asked."""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import sys
+from typing import Any, TextIO
+
+from intentd.daemon.agents.local_gateway import Answer, Approver, NoPerson
+from intentd.daemon.engine.engine import Evaluation
+from intentd.daemon.tools.base import ToolFailed
+from intentd.daemon.tools.fileio import read_text
+from intentd.daemon.tools.files import preview_replace
+
+MAX_DIFF_LINES = 60
+
+
+def proposed_diff(ev: Evaluation) -> str | None:
+    """The unified diff a file edit would apply, so the person sees what they approve."""
+    ctx = ev.ctx
+    if ctx.name not in ("write_to_file", "replace_in_file") or not ctx.paths:
+        return None
+    path = ctx.paths[0]
+    try:
+        before = read_text(path.absolute) if os.path.isfile(path.absolute) else ""
+        after = (ctx.args["content"] if ctx.name == "write_to_file"
+                 else preview_replace(path.absolute, ctx.args))
+    except (ToolFailed, OSError) as exc:
+        return f"(no diff: {exc})"
+    lines = list(difflib.unified_diff(before.splitlines(), after.splitlines(),
+                                      f"a/{path.shown}", f"b/{path.shown}", lineterm=""))
+    if len(lines) > MAX_DIFF_LINES:
+        lines = lines[:MAX_DIFF_LINES] + [f"... ({len(lines) - MAX_DIFF_LINES} more lines)"]
+    return "\n".join(lines)
+
+
+def describe(ev: Evaluation) -> str:
+    args: Any = ev.ctx.args
+    shown = {k: v for k, v in args.items() if k != "content"} if isinstance(args, dict) else args
+    return f"{ev.ctx.name} {json.dumps(shown, ensure_ascii=False)[:300]}"
+
+
+class TerminalApprover:
+    """Asks y/n (and optional feedback) on the terminal; without a terminal, refuses."""
+
+    def __init__(self, stdin: TextIO | None = None, stdout: TextIO | None = None) -> None:
+        self.stdin, self.stdout = stdin or sys.stdin, stdout or sys.stdout
+
+    def __call__(self, ev: Evaluation) -> Answer:
+        if not self.stdin.isatty():
+            raise NoPerson("it needs a person's approval and none can be asked: intentd runs "
+                           "in-process without a terminal (start `intentd serve` and approve in "
+                           "the desktop app)")
+        out = self.stdout
+        out.write(f"\n  approval needed: {describe(ev)}\n  why: {ev.decision.reason}\n")
+        diff = proposed_diff(ev)
+        if diff:
+            out.write("  " + diff.replace("\n", "\n  ") + "\n")
+        out.write("  approve? [y/N] ")
+        out.flush()
+        approved = self.stdin.readline().strip().lower() in ("y", "yes")
+        out.write("  feedback for the agent (optional, Enter to skip): ")
+        out.flush()
+        feedback = self.stdin.readline().strip() or None
+        return Answer(approved, feedback)
+
+
+def refuse_without_person(reason: str) -> Approver:
+    """An approver for front-ends with nobody to ask (the MCP bridge without a daemon)."""
+    def approve(ev: Evaluation) -> Answer:
+        raise NoPerson(reason)
+    return approve
+
+
+def auto_approve(by: str) -> Approver:
+    """An approver that says yes as `by` (the scripted demo, which says so when it does)."""
+    def approve(ev: Evaluation) -> Answer:
+        return Answer(True, None, by=by)
+    return approve

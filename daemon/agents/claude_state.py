@@ -1,0 +1,99 @@
+"""What a Claude Code session keeps between hook calls: daemon session, intent, pending calls."""
+
+# A hook is a new process per tool call, while a daemon session lives as long as the connection
+# that opened it. So a small keeper process (claude_keeper) holds that connection, and this file,
+# under `$XDG_STATE_HOME/intentd/claude-code/`, tells each hook call which session to use.
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import re
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from intentd.daemon.engine.statedir import state_home
+
+MAX_PENDING = 200  # authorized calls never reported (Claude Code crashed): oldest dropped first
+
+
+@dataclass
+class ClaudeSession:
+    key: str                              # Claude Code's session_id
+    workspace: str | None = None
+    session_id: str | None = None         # the daemon session the keeper holds open
+    keeper_pid: int | None = None
+    socket: str | None = None
+    intent_id: str | None = None          # selected again in a new keeper's session
+    pending: dict[str, str] = field(default_factory=dict)  # tool_use_id -> authorized call_id
+    updated_at: float = 0.0
+
+    @classmethod
+    def from_json(cls, key: str, data: Any) -> ClaudeSession:
+        if not isinstance(data, dict):
+            return cls(key)
+        known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__ and k != "key"}
+        session = cls(key, **known)
+        session.pending = {str(k): str(v) for k, v in dict(session.pending or {}).items()}
+        return session
+
+
+def state_dir() -> Path:
+    return Path(state_home()) / "claude-code"
+
+
+def file_name(key: str) -> str:
+    """A safe file name for Claude Code's session id (a UUID, but it is untrusted input)."""
+    if re.fullmatch(r"[A-Za-z0-9_-]{1,100}", key):
+        return f"{key}.json"
+    return f"sha-{hashlib.sha256(key.encode()).hexdigest()[:32]}.json"
+
+
+class StateFile:
+    def __init__(self, key: str, folder: Path | None = None) -> None:
+        self.key = key
+        self.folder = folder or state_dir()
+        self.path = self.folder / file_name(key)
+        self.lock_path = self.path.with_suffix(".lock")
+
+    def read(self) -> ClaudeSession:
+        try:
+            return ClaudeSession.from_json(self.key, json.loads(self.path.read_text()))
+        except (OSError, ValueError):
+            return ClaudeSession(self.key)
+
+    @contextmanager
+    def locked(self) -> Iterator[ClaudeSession]:
+        """Read, change and write back under an exclusive lock (hooks of parallel tool calls)."""
+        self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        with open(os.open(self.lock_path, os.O_WRONLY | os.O_CREAT, 0o600), "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                session = self.read()
+                yield session
+                self._write(session)
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+
+    def _write(self, session: ClaudeSession) -> None:
+        session.updated_at = time.time()
+        while len(session.pending) > MAX_PENDING:
+            session.pending.pop(next(iter(session.pending)))
+        handle, tmp = tempfile.mkstemp(dir=self.folder, prefix=".state-")
+        with os.fdopen(handle, "w") as out:
+            json.dump(asdict(session), out)
+        os.replace(tmp, self.path)
+
+    def remove(self) -> None:
+        for path in (self.path, self.lock_path):
+            try:
+                path.unlink()
+            except FileNotFoundError:
+                pass

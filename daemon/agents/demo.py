@@ -1,0 +1,144 @@
+"""`intentd demo`: a scripted agent session in a temporary workspace, no API key needed."""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any, TextIO
+
+import yaml
+
+from intentd.daemon.agents.calls import CallResult
+from intentd.daemon.agents.gateway import Gateway, GatewayError, try_daemon
+from intentd.daemon.client import DaemonUnavailable, RpcError
+
+INTENT = {"id": "DEMO-1", "name": "Add a greeting module", "status": "IN_PROGRESS",
+          "owned_scope": ["src/**"], "constraints": ["Keep the greeting in English."],
+          "acceptance_criteria": ["src/greet.py defines greet()."]}
+GREET = 'def greet(name: str) -> str:\n    return f"Hello, {name}!"\n'
+REPETITION_LIMIT = 3
+
+
+def make_demo_workspace(root: Path) -> Path:
+    orchestration = root / ".orchestration"
+    orchestration.mkdir(parents=True)
+    (orchestration / "active_intents.yaml").write_text(yaml.safe_dump(
+        {"active_intents": [INTENT, {**INTENT, "id": "DEMO-0", "name": "An old task",
+                                     "status": "COMPLETED"}]}, sort_keys=False))
+    (orchestration / "policy.yaml").write_text(yaml.safe_dump(
+        {"auto_approve": {"read": True, "edit": False},
+         "repetition": {"limit": REPETITION_LIMIT}}, sort_keys=False))
+    (root / "src").mkdir()
+    (root / "src" / "app.py").write_text("print('app')\n")
+    (root / "README.md").write_text("# demo workspace\n")
+    return root
+
+
+class Demo:
+    def __init__(self, gateway: Gateway, out: TextIO) -> None:
+        self.gateway, self.out = gateway, out
+
+    def say(self, text: str = "") -> None:
+        self.out.write(text + "\n")
+        self.out.flush()
+
+    def call(self, tool: str, args: dict[str, Any]) -> CallResult:
+        shown = {k: (v if len(str(v)) < 40 else f"[{len(str(v))} chars]") for k, v in args.items()}
+        self.say(f"   agent -> {tool} {shown}")
+        result = self.gateway.call(tool, args, batch=None)
+        if result.ran:
+            who = "a person" if result.approved_by == "person" else result.approved_by
+            by = f" (approved by {who})" if result.approved_by != "auto" else ""
+            first = result.output.strip().splitlines()[0] if result.output.strip() else ""
+            self.say(f"   ALLOWED{by}: {first}")
+        else:
+            self.say(f"   REFUSED at {result.stage}: {result.reason}")
+        return result
+
+    def play(self) -> int:
+        self.say("\n1. The agent writes before it has selected an intent")
+        self.call("write_to_file", {"path": "src/greet.py", "content": GREET})
+        self.say("\n2. It selects the intent the person listed in active_intents.yaml")
+        selected = self.call("select_active_intent", {"intent_id": INTENT["id"]})
+        for line in selected.output.splitlines()[1:6]:
+            self.say(f"      {line}")
+        self.say("\n3. A write inside the intent's owned_scope: a person must approve it")
+        written = self.call("write_to_file", {"path": "src/greet.py", "content": GREET})
+        if written.checkpoint_id:
+            self.say(f"   checkpoint {written.checkpoint_id} was taken before the write")
+        self.say("\n4. A write outside the owned_scope")
+        self.call("write_to_file", {"path": "docs/notes.md", "content": "notes\n"})
+        self.say(f"\n5. The same call, {REPETITION_LIMIT + 1} times in a row")
+        for _ in range(REPETITION_LIMIT + 1):
+            self.call("read_file", {"path": "README.md"})
+        return self.restore(written)
+
+    def restore(self, written: CallResult) -> int:
+        self.say("\n6. The person restores the checkpoint taken before the write")
+        if not (written.ran and written.checkpoint_id):
+            self.say("   (skipped: the write of step 3 did not run; there is nothing to restore)")
+            return 1
+        done = self.gateway.restore(written.checkpoint_id)
+        self.say(f"   restored {done.get('restored') or []}, removed {done.get('deleted') or []}; "
+                 f"undo with checkpoint {done.get('safety_checkpoint_id')}")
+        exists = (self.gateway.workspace / "src" / "greet.py").exists()
+        self.say(f"   src/greet.py exists now: {exists}")
+        return 0
+
+
+def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
+    out = out or sys.stdout
+    scratch = Path(tempfile.mkdtemp(prefix="intentd-demo-"))
+    try:
+        return _run_in(make_demo_workspace(scratch / "workspace"), scratch / "state", args, out)
+    except (GatewayError, DaemonUnavailable, RpcError) as exc:
+        print(f"intentd demo: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        if args.keep:
+            out.write(f"\nthe workspace is kept at {scratch / 'workspace'}\n")
+        else:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+
+def open_demo_gateway(root: Path, state: Path, args: argparse.Namespace, out: TextIO) -> Gateway:
+    """The daemon when one runs (its approvals show in the desktop app); else in-process, with
+    the script answering approvals and the state kept in the scratch folder."""
+    if not args.in_process:
+        gateway = try_daemon(args.socket, root, "intentd-demo", args.approval_timeout)
+        if gateway is not None:
+            return gateway
+        if args.socket is not None:
+            raise GatewayError(f"no intentd daemon answers at {args.socket}")
+    from intentd.daemon.agents.approver import auto_approve
+    from intentd.daemon.agents.local_gateway import LocalGateway
+    from intentd.daemon.engine.engine import Engine
+
+    local = LocalGateway(root, "intentd-demo", auto_approve("the demo script"),
+                         engine=Engine(state), where="no daemon runs: the script answers "
+                                                     "approvals itself")
+    return local
+
+
+def _run_in(root: Path, state: Path, args: argparse.Namespace, out: TextIO) -> int:
+    gateway = open_demo_gateway(root, state, args, out)
+    watcher = None
+    if gateway.mode == "daemon":
+        from intentd.daemon.agents.approval_watch import ApprovalWatcher
+
+        watcher = ApprovalWatcher(args.socket, gateway.session_id, args.yes, out)
+    out.write(f"intentd demo in {gateway.workspace}\npipeline: {gateway.mode} ({gateway.where})\n"
+              f"intents: {INTENT['id']} \"{INTENT['name']}\" "
+              f"(owned_scope {INTENT['owned_scope']}), DEMO-0 (COMPLETED)\n")
+    try:
+        return Demo(gateway, out).play()
+    finally:
+        if watcher is not None:
+            watcher.close()
+        gateway.close()
+        engine = getattr(gateway, "engine", None)
+        if engine is not None:
+            engine.close()
