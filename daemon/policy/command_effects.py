@@ -33,7 +33,22 @@ def path_args(name: str, args: Sequence[str]) -> tuple[str, ...]:
             options_done = True
         elif word.startswith("--") and "=" in word:
             found.append(word.split("=", 1)[1])
+        elif not word.startswith("--"):
+            found.extend(_attached_values(word))
     return tuple(found)
+
+
+def _attached_values(word: str) -> list[str]:
+    """Paths a short option may carry attached (`grep -f.env`, `file -f/etc/x`).
+
+    Where the option letters end is not known here, so every plausible start is listed:
+    after the first letter, and at the first `/`, `~` and `.`. Single characters (`cut
+    -d/`, `sort -t.`) are separators far more often than files, and are left out.
+    """
+    if not any(char in word for char in "/~."):
+        return []
+    starts = {2} | {word.find(char) for char in "/~." if word.find(char) >= 2}
+    return [word[start:] for start in sorted(starts) if len(word) - start > 1]
 
 
 def _git_paths(args: Sequence[str]) -> tuple[str, ...]:
@@ -52,14 +67,17 @@ def _git_paths(args: Sequence[str]) -> tuple[str, ...]:
 
 
 def _option_values(args: Sequence[str], short: str, long: str) -> list[str]:
-    """Values of `-o FILE`, `-oFILE`, `--output FILE` and `--output=FILE`."""
+    """Values of `-o FILE`, `-oFILE`, `--output FILE` and `--output=FILE`, the long form
+    abbreviated too (`--out=FILE`: getopt_long accepts any unambiguous prefix)."""
     values: list[str] = []
     for index, word in enumerate(args):
         following = args[index + 1] if index + 1 < len(args) else ""
-        if word in (short, long):
+        name, equals, value = word.partition("=")
+        abbreviates = bool(long) and len(name) > 2 and name[:2] == "--" and long.startswith(name)
+        if (short and word == short) or (abbreviates and not equals):
             values.append(following)
-        elif long and word.startswith(long + "="):
-            values.append(word.split("=", 1)[1])
+        elif abbreviates:
+            values.append(value)
         elif short and word.startswith(short) and not word.startswith("--"):
             values.append(word[len(short):])
     return [value for value in values if value]
@@ -90,10 +108,26 @@ def _sed(args: Sequence[str]) -> list[str]:
 
 
 def _tar(args: Sequence[str]) -> list[str]:
-    mode = args[0] if args else ""
-    creating = any(letter in mode.lstrip("-") for letter in "cru") or any(
+    """The archive `tar` creates or adds to: `-f out`, `--file=out`, and `f` inside a
+    cluster (`-cf out`, `-cfout`, the old style `tar czf out.tgz src`)."""
+    clusters = [(i, word[1:]) for i, word in enumerate(args)
+                if word.startswith("-") and not word.startswith("--")]
+    if args and not args[0].startswith("-"):
+        clusters.insert(0, (0, args[0]))
+    creating = any(set(letters) & set("cru") for _, letters in clusters) or any(
         word in ("--create", "--append", "--update") for word in args)
-    return _option_values(args, "-f", "--file") if creating else []
+    if not creating:
+        return []
+    found = _option_values(args, "-f", "--file")
+    for index, letters in clusters:
+        if "f" not in letters:
+            continue
+        attached = letters[letters.index("f") + 1:]
+        if attached:
+            found.append(attached)
+        elif index + 1 < len(args):
+            found.append(args[index + 1])
+    return list(dict.fromkeys(found))
 
 
 _WRITERS: dict[str, Callable[[Sequence[str]], list[str]]] = {

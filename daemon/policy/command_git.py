@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from intentd.daemon.policy.command_options import matches_long, short_letters
+from intentd.daemon.policy.command_options import matches_long, operands, short_letters
 
 # Global options (before the subcommand) that are safe; `-C DIR` is handled apart.
 _SAFE_GLOBAL = frozenset({
@@ -96,25 +96,33 @@ def _config(rest: Sequence[str]) -> str | None:
         return None
     options = {word.split("=", 1)[0] for word in rest if word.startswith("-")}
     unknown = options - _CONFIG_READS - _CONFIG_SAFE
-    if unknown or not options & _CONFIG_READS:
-        return "`git config` may set configuration; only --get/--list forms are read-only"
-    return None
+    names = operands(rest, ("-f", "--file", "--blob", "--type", "--default"))
+    # `git config user.name` reads like --get; a second operand would set it, and a word
+    # without a dot is a subcommand in newer git (`git config edit` opens an editor).
+    if not unknown and (options & _CONFIG_READS or (len(names) == 1 and "." in names[0])):
+        return None
+    return "`git config` may set configuration; only reading forms are read-only"
 
 
 def _first_word_in(allowed: frozenset[str], name: str, empty_ok: bool) -> Check:
-    """`git stash list`, `git worktree list`: only these forms read."""
+    """`git stash list`, `git worktree list`: only these forms read.
+
+    git picks the subcommand from the very next word: `git stash -- list` is `git stash
+    push -- list`, so an option before the subcommand is not skipped.
+    """
     def check(rest: Sequence[str]) -> str | None:
-        words = [word for word in rest if not word.startswith("-")]
-        if (not words and empty_ok) or (words and words[0] in allowed):
+        if (not rest and empty_ok) or (rest and rest[0] in allowed):
             return None
         return f"`git {name}` without {' or '.join(sorted(allowed))} changes the repository"
     return check
 
 
 def _reflog(rest: Sequence[str]) -> str | None:
-    words = [word for word in rest if not word.startswith("-")]
-    if words and words[0] in ("expire", "delete", "drop", "write"):
-        return f"`git reflog {words[0]}` changes the reflog"
+    # Any position, not only the first word: options before a subcommand are not trusted
+    # to leave it unrecognised.
+    changing = [word for word in rest if word in ("expire", "delete", "drop", "write")]
+    if changing:
+        return f"`git reflog {changing[0]}` changes the reflog"
     return None
 
 

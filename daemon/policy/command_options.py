@@ -33,13 +33,14 @@ def matches_long(word: str, names: Iterable[str], exact: Iterable[str] = ()) -> 
 
     getopt_long and git accept any unambiguous prefix (`--out=f` is `--output=f`), so an
     abbreviation of a refused option is refused too; `exact` lists real options that are
-    themselves prefixes of a refused one (git's `--text` and `--textconv`).
+    themselves prefixes of a refused one (git's `--text` and `--textconv`). One letter is
+    an abbreviation too: `sort --o=f` is `sort --output=f`.
     """
     name = long_name(word)
     if not name or name in exact:
         return None
     for candidate in names:
-        if candidate == name or (len(name) >= 2 and candidate.startswith(name)):
+        if candidate.startswith(name):
             return candidate
     return None
 

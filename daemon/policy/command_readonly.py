@@ -48,6 +48,11 @@ def _printf(args: Sequence[str]) -> str | None:
 
 
 def _date(args: Sequence[str]) -> str | None:
+    # `date` lists no paths, so a file it reads would skip the ignore and workspace checks;
+    # `date -f .env` prints each line of the file in an "invalid date" error.
+    for word in args:
+        if "f" in short_letters(word, "dfrI") or matches_long(word, ("file",)):
+            return "`date -f FILE` reads a file and prints its lines"
     problem = _refuse("s", "dfrI", ("set",))(args)
     taking = ("-d", "-f", "-r", "--date", "--file", "--reference")
     if problem is None and any(not word.startswith("+") for word in operands(args, taking)):
@@ -59,6 +64,13 @@ def _cd(args: Sequence[str]) -> str | None:
     targets = operands([word for word in args if word not in ("-L", "-P", "-e", "-@")])
     if len(targets) != 1 or targets[0] == "-":
         return "`cd` to a directory that is not named (home, `-` or several)"
+    return None
+
+
+def _test(args: Sequence[str]) -> str | None:
+    # bash expands `$(…)` inside an array subscript: `test -v 'a[$(rm x)]'` runs rm.
+    if any(word in ("-v", "-R") for word in args):
+        return "`test -v NAME` evaluates an array subscript, which can run commands"
     return None
 
 
@@ -78,7 +90,7 @@ READ_ONLY: dict[str, ReadOnlyRule] = {
         "cat", "head", "tail", "ls", "wc", "grep", "egrep", "fgrep", "stat", "du", "df",
         "realpath", "readlink", "cut", "comm", "cmp", "md5sum", "sha1sum", "sha224sum",
         "sha256sum", "sha384sum", "sha512sum", "b2sum", "cksum", "jq", "tac", "nl", "rev",
-        "fold", "expand", "unexpand", "paste", "od", "hexdump", "strings", "test", "[")},
+        "fold", "expand", "unexpand", "paste", "od", "hexdump", "strings", "column")},
     **{name: _NO_PATHS for name in (
         "echo", "pwd", "true", "false", ":", "whoami", "id", "uname", "basename", "dirname",
         "which", "type", "seq", "sleep", "nproc", "tty", "groups", "uptime", "arch",
@@ -95,6 +107,8 @@ READ_ONLY: dict[str, ReadOnlyRule] = {
     "rg": ReadOnlyRule(_refuse(long=("pre", "pre-glob", "hostname-bin"))),
     "fd": ReadOnlyRule(_refuse("xX", "etdEcjSo", ("exec", "exec-batch"))),
     "find": ReadOnlyRule(_refuse(words=_FIND_ACTIONS)),
+    "test": ReadOnlyRule(_test),
+    "[": ReadOnlyRule(_test),
     "sed": ReadOnlyRule(check_sed),
     "git": ReadOnlyRule(check_git),
     "cd": ReadOnlyRule(_cd),

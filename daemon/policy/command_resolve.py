@@ -16,7 +16,7 @@ from intentd.daemon.policy.command_words import (
     is_risky_name,
     plain_ascii,
 )
-from intentd.daemon.policy.command_wrappers import Unwrap, unwrap
+from intentd.daemon.policy.command_wrappers import WRAPPERS, Unwrap, unwrap
 
 MAX_CODE_DEPTH = 4      # bash -c "bash -c '…'" nesting followed before giving up (opaque)
 MAX_WRAPPERS = 8        # sudo timeout nice env … layers followed before giving up
@@ -106,7 +106,7 @@ class Resolver:
 
     def _layer(self, words: tuple[Word, ...], context: _Context) -> None:
         name = words[0]
-        problem = _name_problem(name)
+        problem = _name_problem(name, context.open_at)
         if problem is not None:
             opaque, reason = problem
             self._emit(words, context, False, reason, opaque=opaque)
@@ -114,6 +114,10 @@ class Resolver:
         wrapper = unwrap(words, *context.stdin) if context.layer < MAX_WRAPPERS else None
         if wrapper is None and context.layer >= MAX_WRAPPERS:
             self._emit(words, context, False, "too many wrappers to follow", opaque=True)
+        elif wrapper is None and context.open_at is not None and name.text in WRAPPERS:
+            # `xargs command` runs `command rm x`: the run-time arguments are its command
+            self._emit(words, context, False, _late_wrapper(name.text), opaque=True,
+                       runs_suffix=True)
         elif wrapper is None:
             self._final(words, context)
         else:
@@ -133,10 +137,17 @@ class Resolver:
                 t for t in _set_names(name, texts) if is_risky_name(assignment_name(t + "=")))
 
     def _wrapper(self, words: tuple[Word, ...], wrapper: Unwrap, context: _Context) -> None:
-        reason = wrapper.opaque or wrapper.why
-        self._emit(words, context, wrapper.transparent and not wrapper.opaque, reason,
-                   opaque=wrapper.opaque is not None, runs_suffix=wrapper.runs_suffix)
+        opaque = wrapper.opaque
+        if opaque is None and context.open_at is not None:
+            # Run-time text can land in the wrapper's options or code: `xargs -I{} sh -c
+            # 'echo {}'` splices its input into the code, `xargs -I-- env -- ls` turns `--`
+            # into `-S…`. What is parsed here is still walked, for deny rules.
+            opaque = _late_wrapper(wrapper.label)
+        reason = opaque or wrapper.why
+        self._emit(words, context, wrapper.transparent and not opaque, reason,
+                   opaque=opaque is not None, runs_suffix=wrapper.runs_suffix)
         self.found.write_targets.extend(wrapper.writes)
+        self.found.path_args.extend(wrapper.reads)
         if words[0].text in ("find", "fd"):  # the directories it searches
             own = [w.text for w in words[1:]]
             self.found.path_args.extend(path_args("find", own[:_first_exec(own)]))
@@ -164,7 +175,9 @@ class Resolver:
               opaque: bool = False, runs_suffix: bool = False) -> None:
         argv = tuple(word.text for word in words)
         text = " ".join(argv)
-        risky = [a for a in context.assignments if is_risky_name(assignment_name(a))]
+        # A name that is no shell identifier only comes from env/sudo (`BASH_FUNC_ls%%=`)
+        risky = [a for a in context.assignments
+                 if not assignment_name(a) or is_risky_name(assignment_name(a))]
         self.found.risky.extend(risky)
         unsafe = [a for a in context.assignments if not is_harmless_assignment(a)]
         writes = [r.target or r.op for r in context.redirects if r.writes_file]
@@ -176,6 +189,10 @@ class Resolver:
             argv=argv, text=text, assignments=context.assignments, redirects=context.redirects,
             read_only=read_only, reason=reason, opaque=opaque, via=context.via,
             runs_suffix=runs_suffix, open_prefix=_open_prefix(text, context.open_at)))
+
+
+def _late_wrapper(label: str) -> str:
+    return f"`{label}` gets more arguments at run time, which may change what it runs"
 
 
 def _open_prefix(text: str, open_at: str | None) -> str | None:
@@ -199,8 +216,11 @@ def _set_names(name: str, texts: list[str]) -> list[str]:
     return texts
 
 
-def _name_problem(word: Word) -> tuple[bool, str] | None:
+def _name_problem(word: Word, open_at: str | None) -> tuple[bool, str] | None:
     """(opaque?, why) when the command name itself prevents classifying the command."""
+    if open_at and open_at in word.text:
+        # `xargs -Iecho echo x` replaces the name itself with what it reads
+        return True, f"the command name `{word.raw}` is filled in at run time"
     if word.dynamic:
         return True, f"the command name `{word.raw}` is only known when it runs"
     if word.pattern:

@@ -7,8 +7,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import bashlex
+
 from intentd.daemon.policy.command_types import Redirect
-from intentd.daemon.policy.command_words import Word, has_unquoted_pattern
+from intentd.daemon.policy.command_words import Word, has_unquoted_pattern, unquote
 
 # Redirect operators that open their target for writing (`>&word` is `&>word` in bash).
 _WRITE_OPS = frozenset({">", ">>", ">|", "&>", "&>>", "<>", ">&"})
@@ -21,6 +22,8 @@ _FILLER = re.compile(r"(?:[\s;&]|#[^\n]*)*")
 _PLAIN_PARAMETER = re.compile(r"#?(?:[A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*#?$!-])")
 _PARAMETER_OPS = re.compile(r"(?::?[-+?]|##?|%%?|//?|\^\^?|,,?|:)")
 _HIDDEN_CODE = ("$(", "`", "<(", ">(", "${", "$[", "[")
+# A substring expansion (`${x:off:len}`, not `:-` `:=` `:?` `:+`) naming a variable.
+_ARITHMETIC_ON_NAMES = re.compile(r":(?![-=?+]).*[A-Za-z_]", re.DOTALL)
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,6 +133,11 @@ class _Walker:
             self.syntax.hidden.append(f"the expansion `${{{value}}}` can run hidden code")
         elif not _PARAMETER_OPS.match(rest) or "=" in rest[:2]:
             self.syntax.hidden.append(f"the expansion `${{{value}}}` assigns or is unusual")
+        elif _ARITHMETIC_ON_NAMES.match(rest):
+            # `${x:y}`: the offset is arithmetic, and a variable holding `a[$(cmd)]` (say
+            # from `y=$(cat f)`) runs cmd when arithmetic evaluates it.
+            self.syntax.hidden.append(
+                f"the expansion `${{{value}}}` evaluates variables as arithmetic")
 
     def _word(self, node: Any, depth: int) -> Word:
         self._walk_all(node.parts, depth)
@@ -137,10 +145,19 @@ class _Walker:
         raw = self.source[node.pos[0]:node.pos[1]]
         text: str = node.word
         process_only = kinds == {"processsubstitution"} and text.startswith(("<(", ">("))
+        dynamic = bool(kinds - {"tilde"}) and not process_only
+        if not node.parts:
+            # bashlex removes quotes wrongly in places (`".e"'n'v` → `.e'n'v`, bash: `.env`),
+            # which would hide paths from the ignore rules and names from deny rules.
+            exact = unquote(raw)
+            if exact is None:
+                dynamic = True
+            else:
+                text = exact
         return Word(
             text=text,
             raw=raw,
-            dynamic=bool(kinds - {"tilde"}) and not process_only,
+            dynamic=dynamic,
             pattern=has_unquoted_pattern(raw),
             tilde="tilde" in kinds,
         )

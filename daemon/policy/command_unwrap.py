@@ -16,7 +16,8 @@ class Unwrap:
     adds nothing that matters (timeout, nice), `why` describes it, `opaque` says why what
     it runs cannot be known. `open_args` marks commands that get more arguments at run
     time, placed at `replace` ("{}") or appended; `runs_suffix` marks options that were
-    not understood; `writes` lists files the wrapper itself writes (`time -o FILE`).
+    not understood; `writes` and `reads` list files the wrapper itself writes (`time -o
+    FILE`) or reads (`xargs -a FILE`).
     """
 
     label: str
@@ -30,6 +31,7 @@ class Unwrap:
     replace: str = ""
     runs_suffix: bool = False
     writes: tuple[str, ...] = ()
+    reads: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -92,6 +92,45 @@ def _describe(char: str) -> str:
     return f"U+{ord(char):04X} ({name})"
 
 
+def unquote(raw: str) -> str | None:
+    """The argument bash makes of `raw`, a word without expansions: quotes and escapes removed.
+
+    None when that cannot be told here: a `$` or backtick outside single quotes (an
+    expansion, `$'…'` or `$"…"`), or an unbalanced quote.
+    """
+    out: list[str] = []
+    quote = ""
+    index = 0
+    while index < len(raw):
+        char = raw[index]
+        index += 1
+        if quote == "'":
+            if char == "'":
+                quote = ""
+            else:
+                out.append(char)
+        elif char in "$`":
+            return None
+        elif char == "\\" and index < len(raw):
+            following = raw[index]
+            index += 1
+            if following == "\n":
+                continue  # a line continuation, in or out of double quotes
+            if quote and following not in '$`"\\':
+                out.append(char)  # inside "…" a backslash only escapes these
+            out.append(following)
+        elif quote == '"':
+            if char == '"':
+                quote = ""
+            else:
+                out.append(char)
+        elif char in "'\"":
+            quote = char
+        else:
+            out.append(char)
+    return None if quote else "".join(out)
+
+
 def plain_ascii(text: str) -> bool:
     """Whether every character is printable ASCII (command names must be)."""
     return text.isascii() and text.isprintable()

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 
 from intentd.daemon.policy.command_shells import shell_unwrap
 from intentd.daemon.policy.command_unwrap import Options, Unwrap, parse_options
-from intentd.daemon.policy.command_words import Word, assignment_name, literal
+from intentd.daemon.policy.command_words import Word, literal
 
-__all__ = ["Unwrap", "unwrap"]
+__all__ = ["WRAPPERS", "Unwrap", "unwrap"]
 
 Handler = Callable[[tuple[Word, ...], str, "str | None"], "Unwrap | None"]
 
@@ -26,6 +26,9 @@ class _ArgvWrapper:
     no_command: frozenset[str] = frozenset()  # options after which nothing is run
     opaque_with: frozenset[str] = frozenset()  # options that hide the command
     writes_with: frozenset[str] = frozenset()  # options whose value is a file it writes
+    # Options that run the command in another directory: its relative paths then name
+    # files the ignore and workspace checks never see (`env -C / cat etc/shadow`).
+    moves_with: frozenset[str] = frozenset()
 
     def __call__(self, words: tuple[Word, ...], stdin_kind: str,
                  stdin_text: str | None) -> Unwrap | None:
@@ -42,14 +45,20 @@ class _ArgvWrapper:
                           opaque=f"`{name}` builds its command from a string", runs_suffix=True)
         index += self.positional
         env: list[Word] = []
-        while self.env and index < len(words) and assignment_name(words[index].text):
+        # env and sudo take every word with `=` as a setting, not only shell-style names:
+        # `env 'BASH_FUNC_ls%%=() { …; }' bash -c ls` defines a function bash imports.
+        while self.env and index < len(words) and "=" in words[index].text.lstrip("="):
             env.append(words[index])
             index += 1
         if index >= len(words):
             return None
         writes = tuple(value for option, value in seen if option in self.writes_with and value)
-        return Unwrap(name, self.transparent and not writes, self.why.format(name=name),
-                      inner=(words[index:],), env=tuple(env), writes=writes)
+        why = self.why.format(name=name)
+        if names & self.moves_with:
+            why = f"`{name}` runs the command in another directory"
+        transparent = self.transparent and not writes and not names & self.moves_with
+        return Unwrap(name, transparent, why, inner=(words[index:],), env=tuple(env),
+                      writes=writes)
 
 
 def _not_understood(name: str) -> Unwrap:
@@ -78,9 +87,11 @@ def _xargs(words: tuple[Word, ...], stdin_kind: str, stdin_text: str | None) -> 
     for option, value in seen:
         if option in ("-I", "-i", "--replace"):
             replace = value or "{}"
+    # `xargs -a .env echo` prints the file: it must face the ignore and workspace checks
+    reads = tuple(value for option, value in seen if option in ("-a", "--arg-file") and value)
     inner = words[index:] or (literal("echo"),)
     return Unwrap("xargs", True, "`xargs` runs a command with arguments read from its input",
-                  inner=(inner,), open_args=True, replace=replace)
+                  inner=(inner,), open_args=True, replace=replace, reads=reads)
 
 
 def _exec_args(words: Sequence[Word], start: int) -> tuple[tuple[Word, ...], int]:
@@ -183,7 +194,8 @@ WRAPPERS: dict[str, Handler] = {
                                       "default-signal", "ignore-signal",
                                       "list-signal-handling"})),
         True, "`env` only sets the environment of the command", env=True,
-        opaque_with=frozenset({"-S", "--split-string"})),
+        opaque_with=frozenset({"-S", "--split-string"}),
+        moves_with=frozenset({"-C", "--chdir"})),
     "nohup": _ArgvWrapper(Options(), False,
                           "`nohup` keeps the command running after the session ends"),
     "timeout": _ArgvWrapper(

@@ -14,6 +14,11 @@ from intentd.daemon.tools.base import Tool, ToolContext, ToolKind, ToolResult
 DEFAULT_TIMEOUT = 60
 MAX_TIMEOUT = 600
 OUTPUT_CAP_BYTES = 64 * 1024  # head and tail are kept; the middle of long output is dropped
+# An agent may write a bare repository's files (HEAD, config, objects/) anywhere in its scope;
+# git would then obey that config (diff.external, core.fsmonitor ...) in a "read-only" command.
+# Only repositories named explicitly (--git-dir) may be bare.
+GIT_SAFETY_ENV = {"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "safe.bareRepository",
+                  "GIT_CONFIG_VALUE_0": "explicit"}
 
 
 class CappedOutput:
@@ -53,6 +58,7 @@ def execute_command(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
     process = subprocess.Popen(
         ["bash", "-c", args["command"]], cwd=ctx.cwd, stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
+        env={**os.environ, **GIT_SAFETY_ENV},
     )
     assert process.stdout is not None
     sink = CappedOutput()

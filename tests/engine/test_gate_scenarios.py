@@ -168,7 +168,8 @@ def test_commands_naming_ignored_or_outside_paths_need_a_person(tmp_path: Path,
                                                   ".env": "KEY=1", "src/a.py": ""})
     session = make_session(engine, root)
     for command in ["cat .env", "head -n 1 secrets/x", "cat ../../etc/passwd", "cat /etc/hosts",
-                    "cat .e*", "grep -r KEY .", "rg KEY", "ls -R", "find . -name '*.env'"]:
+                    "cat .e*", "grep -r KEY .", "rg KEY", "ls -R", "find . -name '*.env'",
+                    "git grep KEY", "git show HEAD:.env"]:
         decision, stage, reason = verdict(engine, session, "execute_command", command=command)
         assert (decision, stage) == ("ask", "approval"), (command, reason)
     assert verdict(engine, session, "execute_command", command="cat src/a.py")[0] == "allow"

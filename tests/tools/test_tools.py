@@ -151,3 +151,11 @@ def test_tools_export_as_anthropic_schemas() -> None:
     for tool in tools.values():
         assert tool["input_schema"]["type"] == "object" and tool["description"]
     assert tools["replace_in_file"]["input_schema"]["properties"]["edits"]["type"] == "array"
+
+
+def test_git_refuses_a_planted_bare_repository(engine: Engine, session: Any, ws: Path) -> None:
+    import subprocess
+
+    subprocess.run(["git", "init", "-q", "--bare", str(ws / "src" / "planted")], check=True)
+    result = run(engine, session, "execute_command", command="git log", cwd="src/planted")
+    assert not result.ok and "safe.bareRepository" in result.output

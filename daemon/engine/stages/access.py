@@ -12,6 +12,8 @@ IGNORE_SOURCES = ".orchestration/ignore, .clineignore or .rooignore"
 WALKERS = {"rg", "fd", "find", "tree", "du"}
 RECURSIVE_FLAGS = {"-r", "-R", "--recursive", "--dereference-recursive"}
 GLOB_CHARS = set("*?[")
+# git subcommands that print the content of tracked files, ignored ones included
+GIT_CONTENT_READERS = {"grep", "log", "show", "diff", "blame", "cat-file", "archive"}
 
 
 class AccessStage:
@@ -61,6 +63,8 @@ class AccessStage:
 
 def _walks(argv: tuple[str, ...]) -> bool:
     if argv[0] in WALKERS or RECURSIVE_FLAGS.intersection(argv[1:]):
+        return True
+    if argv[0] == "git" and GIT_CONTENT_READERS.intersection(argv[1:]):
         return True
     # grep -rn, ls -laR: the recursion hides in a bundle of short flags
     short_flags = [a for a in argv[1:] if a.startswith("-") and not a.startswith("--")]
