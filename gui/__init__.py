@@ -1,1 +1,1 @@
-"""The intentd desktop app (PySide6)."""
+"""The intentd desktop app (PySide6): a client of the daemon's socket protocol, nothing more."""

@@ -1,0 +1,128 @@
+"""The activity log as a table, and the filter in front of it (text, decision, workspace)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import (
+    QAbstractTableModel,
+    QModelIndex,
+    QObject,
+    QSortFilterProxyModel,
+    Qt,
+)
+
+from intentd.gui.models.approvals import Index
+from intentd.gui.state.activity import ActivityLog
+from intentd.gui.state.records import LedgerEntry, workspace_name
+from intentd.gui.theme import colors
+
+HEADERS = ("Time", "Workspace", "Session", "Tool", "Decision", "Stage", "Reason")
+ENTRY_ROLE = Qt.ItemDataRole.UserRole + 3
+
+
+class ActivityModel(QAbstractTableModel):
+    """Mirrors an ActivityLog, oldest first (the view scrolls to the newest)."""
+
+    def __init__(self, log: ActivityLog, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._log = log
+        self._rows: list[LedgerEntry] = log.entries()
+        log.entry_added.connect(self._on_log_entry_added)
+        log.entries_dropped.connect(self._on_log_entries_dropped)
+        log.entries_reset.connect(self._on_log_entries_reset)
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008 - Qt's signature
+        return 0 if parent.isValid() else len(self._rows)
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(HEADERS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation,
+                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if (orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole
+                and 0 <= section < len(HEADERS)):
+            return HEADERS[section]
+        return None
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid() or not 0 <= index.row() < len(self._rows):
+            return None
+        entry = self._rows[index.row()]
+        if role == ENTRY_ROLE:
+            return entry
+        if role == Qt.ItemDataRole.DisplayRole:
+            return self._cell(entry, index.column())
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return entry.workspace if index.column() == 1 else entry.reason
+        if role == Qt.ItemDataRole.ForegroundRole and index.column() == 4:
+            palette = colors()
+            return {"allow": palette.allow, "deny": palette.deny}.get(entry.decision, palette.ask)
+        return None
+
+    @staticmethod
+    def _cell(entry: LedgerEntry, column: int) -> str:
+        decision = entry.decision + (f" ({entry.approved_by})" if entry.approved_by else "")
+        values = (entry.local_time, workspace_name(entry.workspace), entry.session, entry.tool,
+                  decision, entry.stage, entry.reason)
+        return values[column] if 0 <= column < len(values) else ""
+
+    def entry_at(self, row: int) -> LedgerEntry | None:
+        return self._rows[row] if 0 <= row < len(self._rows) else None
+
+    def _on_log_entry_added(self, entry: LedgerEntry) -> None:
+        row = len(self._rows)
+        self.beginInsertRows(QModelIndex(), row, row)
+        self._rows.append(entry)
+        self.endInsertRows()
+
+    def _on_log_entries_dropped(self, count: int) -> None:
+        count = min(count, len(self._rows))
+        if count > 0:
+            self.beginRemoveRows(QModelIndex(), 0, count - 1)
+            del self._rows[:count]
+            self.endRemoveRows()
+
+    def _on_log_entries_reset(self) -> None:
+        self.beginResetModel()
+        self._rows = self._log.entries()
+        self.endResetModel()
+
+
+class ActivityFilter(QSortFilterProxyModel):
+    """Keeps the rows that match the typed text, the chosen decision and workspace."""
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._text = ""
+        self._decision = ""
+        self._workspace = ""
+
+    def set_text(self, text: str) -> None:
+        self._change(lambda: setattr(self, "_text", text.strip().lower()))
+
+    def set_decision(self, decision: str) -> None:
+        self._change(lambda: setattr(self, "_decision", decision))
+
+    def set_workspace(self, workspace: str) -> None:
+        self._change(lambda: setattr(self, "_workspace", workspace))
+
+    def _change(self, apply: Any) -> None:
+        self.beginFilterChange()
+        apply()
+        self.endFilterChange()
+
+    def filterAcceptsRow(self, source_row: int, source_parent: Index) -> bool:
+        model = self.sourceModel()
+        entry = model.entry_at(source_row) if isinstance(model, ActivityModel) else None
+        if entry is None:
+            return True
+        if self._decision and entry.decision != self._decision:
+            return False
+        if self._workspace and entry.workspace != self._workspace:
+            return False
+        if not self._text:
+            return True
+        haystack = " ".join((entry.session, entry.agent, entry.tool, entry.decision, entry.stage,
+                             entry.reason, entry.intent_id or "", entry.workspace)).lower()
+        return all(word in haystack for word in self._text.split())

@@ -1,0 +1,81 @@
+"""The workspaces as a list: name, pending count, a warning mark when a config file is broken."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QAbstractListModel, QModelIndex, QObject, Qt, QTimer
+from PySide6.QtWidgets import QApplication, QStyle
+
+from intentd.gui.models.approvals import Index
+from intentd.gui.state.approvals import ApprovalQueue
+from intentd.gui.state.records import workspace_name
+from intentd.gui.state.workspaces import WorkspaceRegistry
+
+PATH_ROLE = Qt.ItemDataRole.UserRole + 4
+
+
+class WorkspacesModel(QAbstractListModel):
+    def __init__(self, registry: WorkspaceRegistry, approvals: ApprovalQueue,
+                 parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._registry = registry
+        self._approvals = approvals
+        self._paths: list[str] = registry.paths()
+        registry.workspace_added.connect(self._on_registry_workspace_added)
+        registry.workspaces_reset.connect(self._on_registry_workspaces_reset)
+        registry.workspace_changed.connect(self._on_registry_workspace_changed)
+        registry.intents_error_changed.connect(self._on_registry_workspace_changed)
+        # Pending counts are refreshed once per pass of the event loop, not once per request.
+        self._counts = QTimer(self, singleShot=True, interval=0)
+        self._counts.timeout.connect(self._on_counts_timeout)
+        approvals.approval_added.connect(self._counts.start)
+        approvals.approval_removed.connect(self._counts.start)
+        approvals.approvals_reset.connect(self._counts.start)
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008 - Qt's signature
+        return 0 if parent.isValid() else len(self._paths)
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid() or not 0 <= index.row() < len(self._paths):
+            return None
+        path = self._paths[index.row()]
+        workspace = self._registry.get(path)
+        broken = workspace is not None and (workspace.error or workspace.config_errors)
+        if role == PATH_ROLE:
+            return path
+        if role == Qt.ItemDataRole.DisplayRole:
+            pending = self._approvals.pending_in(path)
+            return workspace_name(path) + (f"  ({pending} pending)" if pending else "")
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return path + (f"\n{workspace.error}" if workspace and workspace.error else "")
+        if role == Qt.ItemDataRole.DecorationRole and broken:
+            return QApplication.style().standardIcon(
+                QStyle.StandardPixmap.SP_MessageBoxWarning)
+        return None
+
+    def path_at(self, row: int) -> str | None:
+        return self._paths[row] if 0 <= row < len(self._paths) else None
+
+    def row_of(self, path: str) -> int:
+        return self._paths.index(path) if path in self._paths else -1
+
+    def _on_registry_workspace_added(self, path: str) -> None:
+        row = len(self._paths)
+        self.beginInsertRows(QModelIndex(), row, row)
+        self._paths.append(path)
+        self.endInsertRows()
+
+    def _on_registry_workspaces_reset(self) -> None:
+        self.beginResetModel()
+        self._paths = self._registry.paths()
+        self.endResetModel()
+
+    def _on_registry_workspace_changed(self, path: str) -> None:
+        row = self.row_of(path)
+        if row >= 0:
+            self.dataChanged.emit(self.index(row), self.index(row))
+
+    def _on_counts_timeout(self) -> None:
+        if self._paths:
+            self.dataChanged.emit(self.index(0), self.index(len(self._paths) - 1))

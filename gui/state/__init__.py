@@ -1,0 +1,1 @@
+"""Plain domain state of the app (no widgets): what the daemon told us, as Qt signals."""

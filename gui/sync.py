@@ -1,0 +1,223 @@
+"""Keeps the plain state in step with the daemon: a full load on (re)connect, then notifications."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from PySide6.QtCore import QObject, Signal
+
+from intentd.daemon import protocol
+from intentd.gui.connection import (
+    CONNECTION_LOST,
+    ConnectionState,
+    DaemonConnection,
+    RpcFailure,
+)
+from intentd.gui.state.activity import ActivityLog
+from intentd.gui.state.approvals import ApprovalQueue
+from intentd.gui.state.records import Approval, Checkpoint, ConfigError, Intent, LedgerEntry
+from intentd.gui.state.workspaces import WorkspaceRegistry
+
+LEDGER_LIMIT = 500
+
+
+class StateSync(QObject):
+    """Loads approvals, workspaces, intents, activity and checkpoints; applies notifications."""
+
+    loaded = Signal()  # everything asked for after a (re)connect has been answered
+    request_failed = Signal(str)  # a human-readable message
+
+    def __init__(self, connection: DaemonConnection, approvals: ApprovalQueue,
+                 workspaces: WorkspaceRegistry, activity: ActivityLog,
+                 extra_workspaces: list[str] | None = None,
+                 parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.connection = connection
+        self.approvals = approvals
+        self.workspaces = workspaces
+        self.activity = activity
+        self.extra_workspaces = list(extra_workspaces or [])
+        self.is_loaded = False
+        self._outstanding = 0
+        self._requested: set[str] = set()  # workspaces asked for since the last reload
+        # Approvals announced or resolved while approvals/list is on its way: its answer may
+        # have been taken before them, and must not undo them.
+        self._announced: dict[str, Approval] | None = None
+        self._gone: set[str] = set()
+        connection.state_changed.connect(self._on_connection_state_changed)
+        connection.notification_received.connect(self._on_connection_notification_received)
+        self._handlers: dict[str, Callable[[dict[str, Any]], None]] = {
+            protocol.APPROVALS_REQUESTED: self._approval_requested,
+            protocol.APPROVALS_RESOLVED: self._approval_resolved,
+            protocol.INTENTS_CHANGED: self._intents_changed,
+            protocol.INTENTS_ERROR: self._intents_error,
+            protocol.TOOLS_FINISHED: self._tool_finished,
+            protocol.CHECKPOINTS_CREATED: self._checkpoint_created,
+            protocol.SESSIONS_OPENED: self._session_opened,
+            protocol.SESSIONS_CLOSED: self._session_closed,
+        }
+
+    # -- loading ---------------------------------------------------------------------------
+    def reload(self) -> None:
+        """Ask the daemon for everything again (after a connect, or F5)."""
+        self.is_loaded = False
+        self._outstanding = 0
+        self._requested = set()
+        self._announced, self._gone = {}, set()
+        self._ask(protocol.APPROVALS_LIST, {}, self._on_approvals_list)
+        self._ask(protocol.WORKSPACES_LIST, {}, self._on_workspaces_list)
+        for path in self.extra_workspaces:
+            self.load_workspace(path)
+
+    def load_workspace(self, path: str) -> None:
+        """intents/list (which makes the daemon load the workspace), ledger and checkpoints."""
+        self._requested.add(path)
+        self._ask(protocol.INTENTS_LIST, {"workspace": path},
+                  lambda r: self._on_intents_list(path, r))
+        self._ask(protocol.LEDGER_QUERY, {"workspace": path, "limit": LEDGER_LIMIT},
+                  self._on_ledger_query)
+        self.load_checkpoints(path)
+
+    def load_checkpoints(self, path: str) -> None:
+        self._ask(protocol.CHECKPOINTS_LIST, {"workspace": path},
+                  lambda r: self._on_checkpoints_list(path, r))
+
+    def load_settings(self, path: str) -> None:
+        self._ask(protocol.SETTINGS_GET, {"workspace": path},
+                  lambda r: self.workspaces.set_settings(path, r))
+
+    def _ask(self, method: str, params: dict[str, Any],
+             on_result: Callable[[dict[str, Any]], None]) -> None:
+        self._outstanding += 1
+
+        def done(result: Any) -> None:
+            try:
+                if isinstance(result, dict):
+                    on_result(result)
+            finally:
+                self._answered()
+
+        def failed(failure: RpcFailure) -> None:
+            # A workspace the daemon cannot load (a deleted folder) is not worth a dialog.
+            if failure.code not in (protocol.UNKNOWN_WORKSPACE, CONNECTION_LOST):
+                self.request_failed.emit(f"{method}: {failure.message}")
+            self._answered()
+
+        if self.connection.request(method, params, done, failed) is None:
+            self._outstanding -= 1
+
+    def _answered(self) -> None:
+        self._outstanding -= 1
+        if self._outstanding == 0 and not self.is_loaded:
+            self.is_loaded = True
+            self.loaded.emit()
+
+    def _on_connection_state_changed(self, state: str) -> None:
+        if state == ConnectionState.CONNECTED:
+            self.reload()
+        elif state == ConnectionState.DISCONNECTED:
+            self.is_loaded = False
+            # A daemon that goes away refuses what waited (-32006): nothing is left to answer.
+            self.approvals.clear()
+
+    # -- results ---------------------------------------------------------------------------
+    def _on_approvals_list(self, result: dict[str, Any]) -> None:
+        items = [Approval.from_json(a) for a in result.get("approvals") or []
+                 if isinstance(a, dict)]
+        announced, self._announced = self._announced or {}, None
+        listed = {a.id for a in items}
+        self.approvals.replace([a for a in items if a.id not in self._gone]
+                               + [a for a in announced.values() if a.id not in listed])
+        for approval in self.approvals.approvals():
+            self._learn_workspace(approval.workspace)
+
+    def _on_workspaces_list(self, result: dict[str, Any]) -> None:
+        for item in result.get("workspaces") or []:
+            if not isinstance(item, dict) or not item.get("workspace"):
+                continue
+            path = str(item["workspace"])
+            errors = [e for e in map(ConfigError.from_json, item.get("errors") or []) if e]
+            self.workspaces.set_summary(path, int(item.get("sessions") or 0), errors)
+            if path not in self._requested:
+                self.load_workspace(path)
+
+    def _on_intents_list(self, path: str, result: dict[str, Any]) -> None:
+        path = str(result.get("workspace") or path)
+        intents = [Intent.from_json(i) for i in result.get("intents") or [] if isinstance(i, dict)]
+        selected = result.get("selected")
+        self.workspaces.set_intents(
+            path, intents,
+            {str(k): str(v) for k, v in selected.items() if v} if isinstance(selected, dict)
+            else {},
+            [str(w) for w in result.get("warnings") or []])
+        self.workspaces.set_intents_error(path, ConfigError.from_json(result.get("error")))
+
+    def _on_ledger_query(self, result: dict[str, Any]) -> None:
+        self.activity.merge(LedgerEntry.from_json(e) for e in result.get("entries") or []
+                            if isinstance(e, dict))
+
+    def _on_checkpoints_list(self, path: str, result: dict[str, Any]) -> None:
+        items = [Checkpoint.from_json(c) for c in result.get("checkpoints") or []
+                 if isinstance(c, dict)]
+        self.workspaces.set_checkpoints(path, sorted(items, key=lambda c: -c.created_at))
+
+    def _learn_workspace(self, path: str) -> None:
+        if path and path not in self._requested:
+            self.workspaces.ensure(path)
+            self.load_workspace(path)
+
+    # -- notifications ---------------------------------------------------------------------
+    def _on_connection_notification_received(self, method: str, params: dict[str, Any]) -> None:
+        handler = self._handlers.get(method)
+        if handler is not None:
+            handler(params)
+
+    def _approval_requested(self, params: dict[str, Any]) -> None:
+        approval = Approval.from_json(params)
+        if self._announced is not None:
+            self._announced[approval.id] = approval
+        self._learn_workspace(approval.workspace)
+        self.approvals.add(approval)
+
+    def _approval_resolved(self, params: dict[str, Any]) -> None:
+        approval_id = str(params.get("approval_id"))
+        if self._announced is not None:
+            self._announced.pop(approval_id, None)
+            self._gone.add(approval_id)
+        self.approvals.remove(approval_id, str(params.get("resolution")))
+
+    def _intents_changed(self, params: dict[str, Any]) -> None:
+        path = str(params.get("workspace") or "")
+        if path:
+            self.workspaces.set_intents(path, [Intent.from_json(i)
+                                               for i in params.get("intents") or []
+                                               if isinstance(i, dict)])
+
+    def _intents_error(self, params: dict[str, Any]) -> None:
+        path = str(params.get("workspace") or "")
+        if path:
+            self.workspaces.set_intents_error(path, ConfigError.from_json(params.get("error")))
+
+    def _tool_finished(self, params: dict[str, Any]) -> None:
+        entry = LedgerEntry.from_json(params)
+        self.activity.add(entry)
+        if entry.tool == "select_active_intent" and entry.workspace:
+            # The selection lives in the daemon's sessions: ask which session holds what now.
+            self.connection.request(protocol.INTENTS_LIST, {"workspace": entry.workspace},
+                                    lambda r: self._on_intents_list(entry.workspace, r))
+
+    def _checkpoint_created(self, params: dict[str, Any]) -> None:
+        path = str(params.get("workspace") or "")
+        if path:
+            self.load_checkpoints(path)
+
+    def _session_opened(self, params: dict[str, Any]) -> None:
+        path = str(params.get("workspace") or "")
+        if path:
+            self._learn_workspace(path)
+            self.workspaces.session_opened(path)
+
+    def _session_closed(self, params: dict[str, Any]) -> None:
+        self.workspaces.session_closed(str(params.get("workspace") or ""),
+                                       str(params.get("session_id") or ""))

@@ -1,0 +1,1 @@
+"""Widgets: the main window and one pane per part of the app."""

@@ -1,0 +1,62 @@
+"""The activity log: every decision as it happens, filterable by text, decision and workspace."""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLineEdit, QVBoxLayout, QWidget
+
+from intentd.gui.models.activity import ActivityFilter, ActivityModel
+from intentd.gui.views.tables import make_table
+
+DECISIONS = (("Every decision", ""), ("Allowed", "allow"), ("Denied", "deny"), ("Asked", "ask"))
+
+
+class ActivityPane(QWidget):
+    def __init__(self, model: ActivityModel, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.model = model
+        self.proxy = ActivityFilter(self)
+        self.proxy.setSourceModel(model)
+        self._workspace = ""
+        self.filter = QLineEdit(self)
+        self.filter.setPlaceholderText("Filter: session, tool, stage, reason…   Ctrl+F")
+        self.filter.setClearButtonEnabled(True)
+        self.filter.setAccessibleName("Activity filter")
+        self.filter.textChanged.connect(self.proxy.set_text)
+        self.decision = QComboBox(self)
+        self.decision.setAccessibleName("Decision")
+        for label, value in DECISIONS:
+            self.decision.addItem(label, value)
+        self.decision.currentIndexChanged.connect(self._on_decision_current_index_changed)
+        self.this_workspace = QCheckBox("&Only this workspace", self)
+        self.this_workspace.toggled.connect(self._on_this_workspace_toggled)
+        self.table = make_table(self, "Activity", self.proxy, (70, 100, 110, 150, 110, 110))
+        self.proxy.rowsInserted.connect(self._on_proxy_rows_inserted)
+        top = QHBoxLayout()
+        top.addWidget(self.filter, 1)
+        top.addWidget(self.decision)
+        top.addWidget(self.this_workspace)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(top)
+        layout.addWidget(self.table, 1)
+        self.setFocusProxy(self.table)
+
+    def set_workspace(self, path: str | None) -> None:
+        self._workspace = path or ""
+        self._on_this_workspace_toggled(self.this_workspace.isChecked())
+
+    def focus_filter(self) -> None:
+        self.filter.setFocus()
+        self.filter.selectAll()
+
+    def _on_decision_current_index_changed(self, index: int) -> None:
+        self.proxy.set_decision(str(self.decision.itemData(index) or ""))
+
+    def _on_this_workspace_toggled(self, checked: bool) -> None:
+        self.proxy.set_workspace(self._workspace if checked else "")
+
+    def _on_proxy_rows_inserted(self, *_args: object) -> None:
+        # Follow the newest entry, unless the person scrolled up to read older ones.
+        bar = self.table.verticalScrollBar()
+        if bar.value() >= bar.maximum() - 2 * self.table.verticalHeader().defaultSectionSize():
+            self.table.scrollToBottom()

@@ -1,0 +1,126 @@
+"""StateSync: the full load after a connect, then each notification applied to the state."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from pytestqt.qtbot import QtBot
+
+from intentd.daemon import protocol
+from intentd.gui.core import Core
+from tests.gui.factories import approval_json, intent_json, ledger_json
+from tests.gui.fake_daemon import FakeDaemon
+
+WS = "/w/proj"
+
+
+@pytest.fixture
+def fake(short_dir: Path) -> Iterator[FakeDaemon]:
+    daemon = FakeDaemon(short_dir / "fake.sock").start()
+    pending = [approval_json(WS), approval_json("/w/other")]
+    daemon.handlers.update({
+        protocol.APPROVALS_LIST: lambda p: {"approvals": pending},
+        protocol.WORKSPACES_LIST: lambda p: {"workspaces": [
+            {"workspace": WS, "sessions": 1, "pending": 1, "errors": []}]},
+        protocol.INTENTS_LIST: lambda p: {
+            "workspace": p["workspace"], "intents": [intent_json()], "error": None,
+            "warnings": [], "selected": {"s-1": "INT-1"}},
+        protocol.LEDGER_QUERY: lambda p: {"entries": [ledger_json(p["workspace"])]},
+        protocol.CHECKPOINTS_LIST: lambda p: {"checkpoints": []},
+        protocol.SETTINGS_GET: lambda p: {"workspace": p["workspace"], "policy": {},
+                                          "overrides": {}, "error": None},
+    })
+    yield daemon
+    daemon.stop()
+
+
+@pytest.fixture
+def core(fake: FakeDaemon, qtbot: QtBot) -> Iterator[Core]:
+    core = Core.create(fake.path)
+    with qtbot.waitSignal(core.sync.loaded, timeout=5000):
+        core.connection.open()
+    yield core
+    core.connection.close()
+
+
+def test_a_connect_loads_approvals_workspaces_intents_and_activity(core: Core,
+                                                                   fake: FakeDaemon) -> None:
+    assert len(core.approvals) == 2
+    assert core.workspaces.paths() == [WS, "/w/other"]
+    workspace = core.workspaces.get(WS)
+    assert workspace is not None and workspace.sessions == 1
+    assert [i.id for i in workspace.intents] == ["INT-1"]
+    assert workspace.selected == {"s-1": "INT-1"}
+    assert len(core.activity) == 2
+    assert sorted(p["params"]["workspace"] for p in fake.requests
+                  if p["method"] == protocol.INTENTS_LIST) == ["/w/other", WS]
+
+
+def test_notifications_change_the_state(core: Core, fake: FakeDaemon, qtbot: QtBot) -> None:
+    new = approval_json(WS)
+    fake.notify(protocol.APPROVALS_REQUESTED, new)
+    qtbot.waitUntil(lambda: new["id"] in core.approvals)
+    fake.notify(protocol.APPROVALS_RESOLVED, {"approval_id": new["id"], "resolution": "withdrawn",
+                                              "feedback": None})
+    qtbot.waitUntil(lambda: new["id"] not in core.approvals)
+    fake.notify(protocol.INTENTS_CHANGED, {"workspace": WS, "intents": [
+        intent_json("INT-1"), intent_json("INT-2")]})
+    fake.notify(protocol.INTENTS_ERROR, {"workspace": WS, "error": {
+        "file": f"{WS}/.orchestration/active_intents.yaml", "line": 3, "message": "bad indent"}})
+    workspace = core.workspaces.get(WS)
+    assert workspace is not None
+    qtbot.waitUntil(lambda: workspace.error is not None)
+    assert len(workspace.intents) == 2
+    assert str(workspace.error).endswith("active_intents.yaml:3: bad indent")
+    fake.notify(protocol.TOOLS_FINISHED, ledger_json(WS, decision="deny"))
+    qtbot.waitUntil(lambda: len(core.activity) == 3)
+    fake.notify(protocol.SESSIONS_OPENED, {"session_id": "s-9", "workspace": "/w/third",
+                                           "agent": "a", "mode": "act"})
+    qtbot.waitUntil(lambda: "/w/third" in core.workspaces)
+
+
+def test_answering_removes_the_approval_at_once(core: Core, fake: FakeDaemon,
+                                                qtbot: QtBot) -> None:
+    answered: dict[str, dict[str, str]] = {}
+
+    def respond(params: dict[str, str]) -> dict[str, bool]:
+        if params["approval_id"] in answered:
+            raise LookupError("already answered")
+        answered[params["approval_id"]] = params
+        return {"resolved": True}
+
+    fake.handlers[protocol.APPROVALS_RESPOND] = respond
+    first, second = (a.id for a in core.approvals.approvals())
+    core.commands.reject(first, "not this way")
+    qtbot.waitUntil(lambda: first not in core.approvals)
+    assert answered[first] == {"approval_id": first, "decision": "reject",
+                               "feedback": "not this way"}
+    answered[second] = {}
+    with qtbot.waitSignal(core.commands.command_failed):
+        core.commands.approve(second)  # answered elsewhere meanwhile
+    assert second not in core.approvals
+
+
+def test_notifications_racing_the_approvals_list_are_not_undone(fake: FakeDaemon,
+                                                                qtbot: QtBot) -> None:
+    stale = approval_json(WS)
+    fake.handlers[protocol.APPROVALS_LIST] = lambda p: {"approvals": [stale]}
+    fake.silent.add(protocol.APPROVALS_LIST)
+    core = Core.create(fake.path)
+    try:
+        core.connection.open()
+        qtbot.waitUntil(lambda: protocol.APPROVALS_LIST in fake.methods())
+        fresh = approval_json(WS)
+        fake.notify(protocol.APPROVALS_REQUESTED, fresh)
+        fake.notify(protocol.APPROVALS_RESOLVED, {"approval_id": stale["id"],
+                                                  "resolution": "approved", "feedback": None})
+        qtbot.waitUntil(lambda: fresh["id"] in core.approvals)
+        request = next(r for r in fake.requests if r["method"] == protocol.APPROVALS_LIST)
+        with qtbot.waitSignal(core.sync.loaded, timeout=5000):
+            fake.send_raw(protocol.encode(protocol.result(request["id"],
+                                                          {"approvals": [stale]})))
+        assert [a.id for a in core.approvals.approvals()] == [fresh["id"]]
+    finally:
+        core.connection.close()
