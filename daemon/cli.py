@@ -20,17 +20,12 @@ COMMAND_MODULES = (
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="intentd", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="intentd", description="Gate an AI coding agent's tool calls by intent.")
     parser.add_argument("--version", action="version", version=f"intentd {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if not exc.name or not name.startswith(exc.name):
-                raise
-            continue  # TEMPORARY while the command modules land
-        module.register(subparsers)
+        importlib.import_module(name).register(subparsers)
     return parser
 
 
