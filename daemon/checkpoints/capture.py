@@ -13,7 +13,7 @@ from .manifest import Row
 from .paths import in_git_dir, normalize
 from .recorder import Known, Recorder
 from .scan import scan
-from .state import DiskStat
+from .state import DiskStat, stat_matches, to_disk_stat
 
 
 @dataclass
@@ -102,7 +102,8 @@ class Capturer:
         """Every file under these folders now, plus every known one (deleted ones come out absent)."""
         found: dict[str, DiskStat | None] = {}
         for folder in folders:
-            found.update(scan(self._root, self._rules, folder).files)
+            for path, st in scan(self._root, self._rules, folder).files.items():
+                found[path] = to_disk_stat(st)
         prefixes = tuple(folder + "/" for folder in folders)
         if prefixes:
             for path in known:
@@ -129,9 +130,13 @@ class Capturer:
 
     def _full_scan(self, known: Known, meta: dict[str, str], result: Capture) -> None:
         found = scan(self._root, self._rules)
-        stats: dict[str, DiskStat | None] = dict(found.files)
+        # Only what the stat cache cannot vouch for goes on to be read; at 50k files this
+        # filter is most of the scan's cost after the walk itself.
+        stats: dict[str, DiskStat | None] = {
+            path: to_disk_stat(st) for path, st in found.files.items()
+            if (seen := known.get(path)) is None or not stat_matches(st, seen[1])}
         for path, (_seq, entry) in known.items():
-            if path in stats or not entry.present:
+            if path in found.files or not entry.present:
                 continue
             st = self._recorder.stat(path)
             if st is None or not self._rules.is_ignored(path):

@@ -20,25 +20,30 @@ _NAMED_GROUP = re.compile(r"\(\?P<[^>]+>")
 
 @dataclass(frozen=True)
 class _Group:
-    """A run of consecutive patterns with the same sign, joined into one regex each for names and paths."""
+    """A run of consecutive patterns with the same sign, joined into one regex per kind:
+    names (basename patterns), paths (tested with a trailing '/' on folders) and inside
+    ("dir/**" patterns, tested without it: they match what is in dir, never dir itself)."""
 
     include: bool
     names: re.Pattern[str] | None
     paths: re.Pattern[str] | None
+    inside: re.Pattern[str] | None
 
 
 @dataclass(frozen=True)
 class Matcher:
-    """One ignore file, compiled. Keys carry a trailing '/' for directories."""
+    """One ignore file, compiled."""
 
     groups: tuple[_Group, ...]
 
-    def check(self, rel: str, name: str) -> bool | None:
-        """True = ignored, False = re-included by a '!' pattern, None = no pattern matched."""
+    def check(self, rel: str, name: str, is_dir: bool) -> bool | None:
+        """True = ignored, False = re-included by a '!' pattern, None = no pattern matched.
+        rel is relative to the ignore file's folder; name is the last part."""
+        key, name_key = (rel + "/", name + "/") if is_dir else (rel, name)
         for group in reversed(self.groups):  # the last matching pattern wins
-            if group.names is not None and group.names.match(name):
-                return group.include
-            if group.paths is not None and group.paths.match(rel):
+            if ((group.names is not None and group.names.match(name_key))
+                    or (group.paths is not None and group.paths.match(key))
+                    or (group.inside is not None and group.inside.match(rel))):
                 return group.include
         return None
 
@@ -49,19 +54,23 @@ def _join(sources: list[str]) -> re.Pattern[str] | None:
 
 def compile_lines(lines: Iterable[str]) -> Matcher | None:
     """Compile gitignore lines (pathspec does the glob translation), or None if no patterns."""
-    runs: list[tuple[bool, list[str], list[str]]] = []
+    runs: list[tuple[bool, list[str], list[str], list[str]]] = []
     for pattern in pathspec.GitIgnoreSpec.from_lines(lines).patterns:
         regex = getattr(pattern, "regex", None)
         if pattern.include is None or regex is None:
             continue
         source = _NAMED_GROUP.sub("(?:", regex.pattern)
+        text = str(getattr(pattern, "pattern", "")).strip().removeprefix("!")
         if not runs or runs[-1][0] != pattern.include:
-            runs.append((bool(pattern.include), [], []))
-        if source.startswith(_ANY_DEPTH):
+            runs.append((bool(pattern.include), [], [], []))
+        if text.endswith("/**"):
+            runs[-1][3].append(source)
+        elif source.startswith(_ANY_DEPTH) and "/" not in text.rstrip("/").removeprefix("**/"):
             runs[-1][1].append("^" + source[len(_ANY_DEPTH):])
         else:
             runs[-1][2].append(source)
-    groups = tuple(_Group(include, _join(names), _join(paths)) for include, names, paths in runs)
+    groups = tuple(_Group(include, _join(names), _join(paths), _join(inside))
+                   for include, names, paths, inside in runs)
     return Matcher(groups) if groups else None
 
 
@@ -128,6 +137,8 @@ class IgnoreRules:
         return repr(self._exclude_key)
 
     def root_frame(self) -> Frame:
+        """The frame at the workspace root; also re-reads .git/info/exclude if it changed."""
+        self._exclude_matcher()
         matcher = self.matcher_for("")
         return (("", matcher),) if matcher is not None else ()
 
@@ -144,14 +155,12 @@ class IgnoreRules:
 
     def ignored_in(self, frame: Frame, rel: str, is_dir: bool) -> bool:
         """Whether rel (its parent folders already known not ignored) is ignored, given its frame."""
-        key = rel + "/" if is_dir else rel
-        name = key[rel.rfind("/") + 1:]
+        name = rel[rel.rfind("/") + 1:]
         for base, matcher in reversed(frame):  # deeper .gitignore files take precedence
-            verdict = matcher.check(key[len(base):], name)
+            verdict = matcher.check(rel[len(base):], name, is_dir)
             if verdict is not None:
                 return verdict
-        exclude = self._exclude_matcher()
-        if exclude is not None and exclude.check(key, name):
+        if self._exclude is not None and self._exclude.check(rel, name, is_dir):
             return True
         return self._extra is not None and bool(self._extra(rel))
 

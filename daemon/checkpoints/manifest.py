@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import CorruptStore, DiskFull, UnknownCheckpoint
+from .errors import CheckpointError, CorruptStore, DiskFull, UnknownCheckpoint
 from .state import Entry
 
 SCHEMA_VERSION = "1"
@@ -70,9 +70,12 @@ def _entry(row: tuple[object, ...]) -> Entry:
 
 
 def _sql_error(exc: sqlite3.Error, path: Path) -> Exception:
+    """The CheckpointError a person can act on for an SQLite failure."""
     text = str(exc)
-    if isinstance(exc, sqlite3.OperationalError) and ("full" in text or "disk I/O" in text):
+    if "full" in text:
         return DiskFull(f"no space left on device while writing {path}; nothing was recorded")
+    if isinstance(exc, sqlite3.OperationalError):  # locked, read-only, I/O: not corruption
+        return CheckpointError(f"cannot use checkpoint manifest {path}: {text}")
     return CorruptStore(f"checkpoint manifest {path} is unreadable ({text}); move the folder "
                         f"{path.parent} aside to start a new store")
 
@@ -108,6 +111,10 @@ class Manifest:
 
     def close(self) -> None:
         self._db.close()
+
+    def flush(self) -> None:
+        """Fold the write-ahead log into the database file (so its size says what is stored)."""
+        self._query("PRAGMA wal_checkpoint(TRUNCATE)")
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
@@ -259,8 +266,19 @@ class Manifest:
             self._bump(0, moved)
         return dead
 
-    def live_shas(self) -> set[str]:
-        return {str(r[0]) for r in self._query("SELECT DISTINCT sha FROM entries WHERE sha != ''")}
+    def named(self, shas: Iterable[str] | None = None) -> list[tuple[str, str]]:
+        """(sha, a path it was saved for) of the given blobs still referenced, or of every live blob."""
+        if shas is None:
+            sql = "SELECT sha, MIN(path) FROM entries WHERE sha != '' GROUP BY sha"
+            return [(str(r[0]), str(r[1])) for r in self._query(sql)]
+        found: list[tuple[str, str]] = []
+        batch = list(shas)
+        for start in range(0, len(batch), _CHUNK):
+            chunk = batch[start:start + _CHUNK]
+            sql = (f"SELECT sha, MIN(path) FROM entries WHERE sha IN ({','.join('?' * len(chunk))}) "
+                   "GROUP BY sha")
+            found.extend((str(r[0]), str(r[1])) for r in self._query(sql, chunk))
+        return found
 
     def count(self) -> int:
         return int(str(self._query("SELECT COUNT(*) FROM checkpoints")[0][0]))

@@ -47,6 +47,29 @@ class Changes:
     bytes_added: int = 0
 
 
+class _Pending:
+    """Blobs waiting to be stored, written in chunks so a huge first checkpoint stays in bounded memory."""
+
+    def __init__(self, blobs: BlobStore) -> None:
+        self._blobs = blobs
+        self._waiting: list[Blob] = []
+        self._bytes = 0
+        self.added = 0
+
+    def add(self, data: bytes) -> None:
+        self._waiting.append(make_blob(data))
+        self._bytes += len(data)
+        if self._bytes >= PACK_CHUNK_BYTES:
+            self.flush()
+
+    def flush(self) -> int:
+        """Store what waits; returns the disk bytes added so far."""
+        if self._waiting:
+            self.added += self._blobs.put(self._waiting)
+            self._waiting, self._bytes = [], 0
+        return self.added
+
+
 class Recorder:
     """Reads workspace files safely (no symlink following) and stores their content as blobs."""
 
@@ -138,25 +161,20 @@ class Recorder:
             raise WorkspaceMissing(f"workspace {self._root} no longer exists (moved or deleted?)")
         wanted = set(explicit)
         changes = Changes()
-        pending: list[Blob] = []
-        pending_bytes = 0
+        pending = _Pending(self._blobs)
         for rel, st in stats.items():
+            if not _storable(rel):
+                changes.skipped.append((rel, "file name is not valid UTF-8"))
+                continue
             seen = known.get(rel)
             observed = self.observe(rel, st, seen[1] if seen else None, trust_stat)
-            if not self._note(changes, rel, observed, seen, rel in wanted, created_after_ns):
-                continue
-            if observed.data is None:
-                continue
-            if save:
-                pending.append(make_blob(observed.data))
-                pending_bytes += len(observed.data)
-                if pending_bytes >= PACK_CHUNK_BYTES:
-                    changes.bytes_added += self._blobs.put(pending)
-                    pending, pending_bytes = [], 0
-            else:
-                changes.data[rel] = observed.data
-        if pending:
-            changes.bytes_added += self._blobs.put(pending)
+            keep = self._note(changes, rel, observed, seen, rel in wanted, created_after_ns)
+            if keep and observed.data is not None:
+                if save:
+                    pending.add(observed.data)
+                else:
+                    changes.data[rel] = observed.data
+        changes.bytes_added = pending.flush()
         return changes
 
     @staticmethod
@@ -190,6 +208,15 @@ class Recorder:
         ):
             changes.created.append(rel)
         return entry.kind in ("file", "link")
+
+
+def _storable(rel: str) -> bool:
+    """Names with bytes that are not UTF-8 (decoded as surrogates) cannot go in the manifest."""
+    try:
+        rel.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _cache_mtime(mtime_ns: int) -> int:

@@ -30,7 +30,8 @@ class Op:
     current: Entry
 
 
-def plan(targets: Mapping[str, Entry], current: Mapping[str, Entry]) -> tuple[list[Op], list[tuple[str, str]]]:
+def plan(targets: Mapping[str, Entry],
+         current: Mapping[str, Entry]) -> tuple[list[Op], list[tuple[str, str]]]:
     """The operations a restore needs, and the paths it must leave alone (with why)."""
     ops: list[Op] = []
     skipped: list[tuple[str, str]] = []
@@ -183,7 +184,7 @@ class Restorer:
     def _roll_back(self, work: _Work) -> bool:
         """Undo what _commit did, newest first, from the blobs the safety checkpoint holds."""
         clean = True
-        for action, item in reversed(work.done):
+        for _action, item in reversed(work.done):
             try:
                 if isinstance(item, str):
                     os.mkdir(item)

@@ -84,3 +84,13 @@ def lstat(path: str) -> DiskStat | None:
         return to_disk_stat(os.lstat(path))
     except (FileNotFoundError, NotADirectoryError):
         return None
+
+
+def stat_matches(st: os.stat_result, entry: Entry) -> bool:
+    """DiskStat.matches on a raw lstat result, for the full scan's hot loop."""
+    if entry.mtime_ns < 0 or st.st_mtime_ns != entry.mtime_ns or st.st_size != entry.size:
+        return False
+    if entry.kind == "link":
+        return stat.S_ISLNK(st.st_mode)
+    return entry.kind in ("file", "skipped") and stat.S_ISREG(st.st_mode) and (
+        stat.S_IMODE(st.st_mode) == entry.perm)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import os
 import re
 import time
@@ -17,7 +16,6 @@ from .diffing import file_diff
 from .dirty import DirtyTracker
 from .errors import (
     CheckpointError,
-    DiskFull,
     InvalidPath,
     UnknownCheckpoint,
     WorkspaceMissing,
@@ -26,13 +24,13 @@ from .ignore import IgnoreRules
 from .lock import StoreLock
 from .manifest import Draft, Manifest, Row
 from .model import Checkpoint, FileDiff, RestoreResult
-from .objects import BlobStore, disk_usage
+from .objects import BlobStore
 from .paths import default_state_dir, normalize, under
 from .recorder import Changes, Recorder
 from .restore import Restorer, plan
 from .state import ABSENT, Entry
+from .upkeep import Upkeep
 
-log = logging.getLogger(__name__)
 # Aliases because the method `list` shadows the builtin inside the class body.
 Checkpoints = list[Checkpoint]
 FileDiffs = list[FileDiff]
@@ -76,7 +74,6 @@ class CheckpointStore:
         self._root = root
         self._identity = self._stat_root()
         self.state_dir = Path(state_dir) if state_dir is not None else default_state_dir(Path(root))
-        self._max_store = max_store_bytes
         self._open_state_dir()
         skip = self._store_inside_workspace()
         self._rules = IgnoreRules(root, is_ignored, skip)
@@ -93,7 +90,7 @@ class CheckpointStore:
         self._known: dict[str, tuple[int, Entry]] = {}
         self._generation = -1
         self._drained_seq = -1
-        self._pruned_at = 0
+        self._upkeep = Upkeep(self._manifest, self._blobs, max_store_bytes)
 
     def _open_state_dir(self) -> None:
         try:
@@ -107,6 +104,12 @@ class CheckpointStore:
         if state.startswith(self._root + os.sep):
             return [os.path.relpath(state, self._root).replace(os.sep, "/")]
         return []
+
+    def disk_usage(self) -> int:
+        """Bytes the store takes on disk now."""
+        with self._lock.hold(exclusive=False):
+            self._manifest.flush()
+            return self._upkeep.measure()
 
     @property
     def watching(self) -> bool:
@@ -196,7 +199,7 @@ class CheckpointStore:
         with self._lock.hold():
             return self._create(paths, label)
 
-    def _create(self, paths: Sequence[str] | None, label: str) -> Checkpoint:
+    def _create(self, paths: Sequence[str] | None, label: str, *, upkeep: bool = True) -> Checkpoint:
         created_ns, clock_ns = time.time_ns(), _fs_clock_ns()
         self._check_workspace()
         try:
@@ -215,7 +218,8 @@ class CheckpointStore:
         if self._tracker is not None:
             self._drained_seq = seq
         self._remember(seq, changes)
-        self._prune_if_needed()
+        if upkeep:
+            self._run_upkeep()
         return self._checkpoint(self._manifest.row(seq, make_id(seq)))
 
     def _observe(self, paths: Sequence[str] | None, *, drain: bool,
@@ -234,6 +238,10 @@ class CheckpointStore:
             created_after_ns=prev.clock_ns if continues and prev is not None else None, save=save)
         return capture, changes, int(meta["run_start"]) if continues else None
 
+    def _run_upkeep(self) -> None:
+        if self._upkeep.after_checkpoint():
+            self._generation = -1  # entries moved between checkpoints: reload the known state
+
     def _remember(self, seq: int, changes: Changes) -> None:
         for path, entry in changes.entries.items():
             self._known[path] = (seq, entry)
@@ -250,14 +258,18 @@ class CheckpointStore:
             name = make_id(row.seq)
             if prefix is not None and not self._manifest.holds(row.seq, prefix):
                 raise InvalidPath(f"checkpoint {name} holds no state for {prefix}")
+            # no pruning until the restore is done: it could fold away the very checkpoint restored
             safety = self._create(None, f"safety: before restoring {name}"
-                                        + (f" ({prefix})" if prefix else ""))
+                                        + (f" ({prefix})" if prefix else ""), upkeep=False)
             paths = [p for p in self._manifest.changed_after(row.seq)
                      if prefix is None or under(p, prefix)]
             targets = self._manifest.states_at(row.seq, paths)
             current = {p: self._known[p][1] for p in targets if p in self._known}
             ops, skipped = plan(targets, current)
-            restored, deleted, refused = Restorer(self._root, self._blobs, self._recorder).apply(ops)
+            try:
+                restored, deleted, refused = Restorer(self._root, self._blobs, self._recorder).apply(ops)
+            finally:
+                self._run_upkeep()
         return RestoreResult(name, safety.id, tuple(restored), tuple(deleted), tuple(skipped + refused))
 
     # -- helpers -------------------------------------------------------------------------
@@ -289,37 +301,3 @@ class CheckpointStore:
         kind: Literal["files", "command"] = "files" if row.kind == "files" else "command"
         return Checkpoint(make_id(row.seq), row.created_ns / 1e9, row.label, row.files,
                           row.skipped, kind)
-
-    def _measure(self) -> int:
-        manifest = str(self._manifest.path)
-        return self._blobs.disk_bytes() + sum(
-            disk_usage(manifest + suffix) for suffix in ("", "-wal", "-shm"))
-
-    def _prune_if_needed(self) -> None:
-        estimate = int(self._manifest.meta().get("store_bytes", "0"))
-        if estimate <= self._max_store:
-            return
-        if self._pruned_at > self._max_store and estimate < self._pruned_at + self._max_store // 16:
-            return  # the last prune could not get under the cap: do not rescan on every checkpoint
-        try:
-            self._prune()
-        except DiskFull:
-            log.warning("checkpoints: disk full while pruning %s", self.state_dir)
-
-    def _prune(self) -> None:
-        """Drop the oldest checkpoints until the store fits its cap; the newest always stays."""
-        total = self._measure()
-        while total > self._max_store and self._manifest.count() > 1:
-            dead = self._manifest.drop_oldest()
-            loose = self._blobs.remove_loose(dead)
-            total = self._measure()
-            if total > self._max_store and loose < len(dead):
-                self._blobs.compact(self._manifest.live_shas())
-                total = self._measure()
-        if total > self._max_store:
-            log.warning("checkpoints: %s holds %d bytes, over its cap, with one checkpoint left",
-                        self.state_dir, total)
-        self._manifest.set_meta({"store_bytes": str(total)})
-        self._pruned_at = total
-        self._generation = -1  # entries moved between checkpoints: reload the known state
-

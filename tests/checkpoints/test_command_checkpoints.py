@@ -147,3 +147,12 @@ def test_store_inside_the_workspace_is_ignored(ws: Path, make_store: StoreFactor
     write(ws, "README.md", "x\n")
     assert store.create(None, label="next").files == ("README.md",)
     assert os.path.isdir(ws / ".intentd-state")
+
+
+def test_names_that_are_not_utf8_are_skipped_not_fatal(ws: Path, store: CheckpointStore) -> None:
+    bad = os.fsencode(ws) + b"/caf\xe9.txt"
+    with open(bad, "wb") as handle:
+        handle.write(b"latin-1 name")
+    cp = store.create(None, label="baseline")
+    assert [why for path, why in cp.skipped if path.startswith("caf")] == ["file name is not valid UTF-8"]
+    assert "README.md" in cp.files

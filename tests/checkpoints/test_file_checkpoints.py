@@ -34,15 +34,17 @@ def test_restore_brings_back_content_and_deletes_what_the_tool_created(
 
 
 def test_diff_against_current_shows_unified_diffs(ws: Path, store: CheckpointStore) -> None:
-    cp = store.create(["src/app.py", "notes.txt"], label="edit")
+    cp = store.create(["src/app.py", "notes.txt", "src/util.py"], label="edit")
     write(ws, "src/app.py", "print('bye')\n")
     write(ws, "notes.txt", "hello\n")
+    (ws / "src/util.py").unlink()
     diffs = {d.path: d for d in store.diff(cp.id)}
+    assert diffs["src/util.py"].status == "deleted" and "-    return 1" in diffs["src/util.py"].unified
     assert diffs["src/app.py"].status == "modified"
     assert "-print('hi')\n+print('bye')\n" in diffs["src/app.py"].unified
     assert diffs["notes.txt"].status == "added"
     assert "--- /dev/null" in diffs["notes.txt"].unified
-    assert [d.path for d in store.diff(cp.id, path="src")] == ["src/app.py"]
+    assert [d.path for d in store.diff(cp.id, path="src")] == ["src/app.py", "src/util.py"]
 
 
 def test_diff_against_next_checkpoint(ws: Path, store: CheckpointStore) -> None:

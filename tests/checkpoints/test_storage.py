@@ -11,7 +11,12 @@ import pytest
 from dulwich.object_store import DiskObjectStore
 
 from intentd.daemon.checkpoints import (
-    CheckpointStore, CorruptStore, DiskFull, UnknownCheckpoint, WorkspaceMissing, default_state_dir,
+    CheckpointStore,
+    CorruptStore,
+    DiskFull,
+    UnknownCheckpoint,
+    WorkspaceMissing,
+    default_state_dir,
 )
 
 from .conftest import StoreFactory, write
@@ -47,7 +52,7 @@ def test_storage_cap_prunes_oldest_first(ws: Path, make_store: StoreFactory) -> 
         ids.append(store.create(["data.bin"], label=f"v{i}").id)
     kept = [c.id for c in store.list()]
     assert kept == ids[-len(kept):] and 1 < len(kept) < len(ids)  # the newest ones, in order
-    assert store._measure() <= cap
+    assert store.disk_usage() <= cap
     with pytest.raises(UnknownCheckpoint, match="pruned"):
         store.get(ids[0])
     before = (ws / "data.bin").read_bytes()
@@ -158,3 +163,17 @@ def test_two_stores_on_one_state_folder_stay_consistent(ws: Path, tmp_path: Path
     write(ws, "README.md", "v2\n")
     assert daemon.create(None, label="daemon again").files == ("README.md",)
     assert [c.id for c in daemon.list()] == [c.id for c in cli.list()]
+
+
+def test_restoring_the_oldest_checkpoint_while_over_the_cap(ws: Path, make_store: StoreFactory) -> None:
+    size = 1536 * 1024
+    store = make_store(ws, max_store_bytes=4 * 2**20, max_file_bytes=2 * 2**20, watch=False)
+    write(ws, "data.bin", os.urandom(size))
+    first = store.create(["data.bin"], label="v0")
+    original = (ws / "data.bin").read_bytes()
+    write(ws, "data.bin", os.urandom(size))
+    store.create(["data.bin"], label="v1")
+    write(ws, "data.bin", os.urandom(size))  # the safety checkpoint takes the store over its cap
+    store.restore(first.id)
+    assert (ws / "data.bin").read_bytes() == original
+    assert store.list()[0].label != "v0"  # pruned, but only once the restore was done

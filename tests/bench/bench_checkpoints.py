@@ -1,0 +1,230 @@
+"""Checkpoint benchmark: CheckpointStore vs the anchors' shadow-git method, side by side.
+
+Run: python tests/bench/bench_checkpoints.py [--sizes 1000,10000,50000] [--reps 15]
+Prints markdown tables; asserts nothing about timings.
+
+For each generated workspace (small Python-like files, 25 per folder, a .gitignore):
+  anchor = a shadow repo outside the workspace, `git add -A && git commit`, index warm (timed on
+           commits after the first, each after touching the files in question);
+  (a) checkpoint before a file tool: create([one path]) with the watcher running;
+  (b) checkpoint before a command after <= 10 files changed: create(None), watcher running,
+      and the same through the full-scan fallback (no watcher);
+  (c) storage: 100 edits of 1 KiB in a 4 KiB file, one file checkpoint before each edit (our
+      store counted whole: objects and manifest; the anchor's shadow .git).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from intentd.daemon.checkpoints import CheckpointStore
+
+GITIGNORE = "\n".join([
+    "__pycache__/", "*.py[cod]", "*.so", "build/", "dist/", "*.egg-info/", ".eggs/", ".tox/",
+    ".venv/", "venv/", ".mypy_cache/", ".pytest_cache/", ".coverage", "htmlcov/", "*.log",
+    "node_modules/", ".DS_Store", "*.swp", ".idea/", ".vscode/", "*.tmp", "/coverage.xml",
+]) + "\n"
+PER_DIR = 25
+GIT_ENV = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")} | {
+    "GIT_CONFIG_NOSYSTEM": "1", "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "b@b",
+    "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "b@b",
+}
+
+
+def rel_path(i: int) -> str:
+    return f"pkg{i // (PER_DIR * 40):02d}/mod{i // PER_DIR:04d}/file{i:05d}.py"
+
+
+def generate(root: Path, count: int) -> None:
+    """count small files, written with bare os calls (a 50k tree takes about a second)."""
+    rng = random.Random(count)
+    for i in range(count):
+        path = root / rel_path(i)
+        if i % PER_DIR == 0:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        body = f"# module {i}\n" + "".join(f"value_{j} = {rng.randint(0, 10**6)}\n"
+                                           for j in range(rng.randint(4, 14)))
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        os.write(fd, body.encode())
+        os.close(fd)
+    (root / ".gitignore").write_text(GITIGNORE)
+    (root / "edit.txt").write_text(text_block(random.Random(0), 4096))
+
+
+def text_block(rng: random.Random, size: int) -> str:
+    """Text that compresses like source code does (words, not random bytes)."""
+    words = ["def", "return", "value", "self", "import", "class", "for", "in", "if", "else",
+             "None", "True", "data", "result", "config", "path", "items", "index", "=", "+"]
+    out: list[str] = []
+    length = 0
+    while length < size:
+        word = rng.choice(words) + (f"_{rng.randint(0, 999)}" if rng.random() < 0.3 else "")
+        out.append(word)
+        length += len(word) + 1
+    return " ".join(out)[:size - 1] + "\n"
+
+
+def touch(root: Path, indices: list[int], stamp: int) -> None:
+    for i in indices:
+        with open(root / rel_path(i), "a", encoding="utf-8") as handle:
+            handle.write(f"# touched {stamp}\n")
+
+
+def du(path: Path) -> int:
+    total = 0
+    for folder, _dirs, files in os.walk(path):
+        for name in files:
+            total += os.lstat(os.path.join(folder, name)).st_blocks * 512
+    return total
+
+
+def timed(fn: Callable[[], object]) -> float:
+    time.sleep(0.05)  # let the previous step's I/O and the watcher's events settle, for both sides
+    start = time.perf_counter()
+    fn()
+    return (time.perf_counter() - start) * 1000
+
+
+class Anchor:
+    """The anchors' method: a shadow git repository staging the whole workspace every time."""
+
+    def __init__(self, root: Path, git_dir: Path) -> None:
+        self.git = ["git", f"--git-dir={git_dir}", f"--work-tree={root}"]
+        self.git_dir = git_dir
+        subprocess.run(["git", "init", "-q", "--bare", str(git_dir)], env=GIT_ENV, check=True)
+        self.count = 0
+
+    def checkpoint(self) -> None:
+        subprocess.run([*self.git, "add", "-A"], env=GIT_ENV, check=True)
+        self.count += 1
+        subprocess.run([*self.git, "commit", "-q", "--allow-empty", "--no-verify", "-m",
+                        f"checkpoint {self.count}"], env=GIT_ENV, check=True)
+
+
+@dataclass
+class Row:
+    files: int
+    anchor_first: float
+    ours_first: float
+    anchor_one: float
+    ours_file: float
+    anchor_ten: float
+    ours_command: float
+    ours_scan: float
+    store_growth: int
+    anchor_growth: int
+    repo_bytes: int
+
+
+def measure(count: int, reps: int, base: Path) -> Row:
+    root, anchor_dir = base / f"ws{count}", base / f"shadow{count}"
+    root.mkdir()
+    generate(root, count)
+    anchor = Anchor(root, anchor_dir)
+    anchor_first = timed(anchor.checkpoint)
+    store = CheckpointStore(root, base / f"state{count}")
+    scanner = CheckpointStore(root, base / f"scan{count}", watch=False)
+    try:
+        ours_first = timed(lambda: store.create(None, label="baseline"))
+        scanner.create(None, label="baseline")
+        return _measure_warm(count, reps, root, anchor, store, scanner, anchor_first, ours_first)
+    finally:
+        store.close()
+        scanner.close()
+
+
+def _measure_warm(count: int, reps: int, root: Path, anchor: Anchor, store: CheckpointStore,
+                  scanner: CheckpointStore, anchor_first: float, ours_first: float) -> Row:
+    rng = random.Random(1)
+    one, ten, ours_file, ours_cmd, ours_scan = [], [], [], [], []
+    for rep in range(reps):
+        target = rng.randrange(count)
+        touch(root, [target], rep)
+        one.append(timed(anchor.checkpoint))
+        ours_file.append(timed(lambda t=target: store.create([rel_path(t)], label="before write_file")))
+        touch(root, [target], rep + 1000)  # what the file tool then writes
+        changed = rng.sample(range(count), 10)
+        touch(root, changed, rep)
+        ten.append(timed(anchor.checkpoint))
+        ours_cmd.append(timed(lambda: store.create(None, label="before command")))
+        ours_scan.append(timed(lambda: scanner.create(None, label="before command")))
+    store_growth, anchor_growth = _storage(root, anchor, root.parent / f"edits{count}")
+    repo_bytes = sum(os.lstat(os.path.join(f, n)).st_size
+                     for f, _d, names in os.walk(root) for n in names)
+    med = statistics.median
+    return Row(count, anchor_first, ours_first, med(one), med(ours_file), med(ten), med(ours_cmd),
+               med(ours_scan), store_growth, anchor_growth, repo_bytes)
+
+
+def _storage(root: Path, anchor: Anchor, state: Path) -> tuple[int, int]:
+    """Growth of each store over 100 edits of 1 KiB in edit.txt (4 KiB): ours is a fresh store
+    holding only these file checkpoints, the anchor's is its shadow repository."""
+    rng = random.Random(2)
+    with CheckpointStore(root, state, watch=False) as store:
+        store_before, anchor_before = store.disk_usage(), du(anchor.git_dir)
+        for i in range(100):
+            store.create(["edit.txt"], label=f"before edit {i}")
+            text = (root / "edit.txt").read_text()
+            at = rng.randrange(0, 3072)
+            (root / "edit.txt").write_text(text[:at] + text_block(rng, 1025)[:-1] + text[at + 1024:])
+            anchor.checkpoint()
+        return store.disk_usage() - store_before, du(anchor.git_dir) - anchor_before
+
+
+def kib(n: int) -> str:
+    return f"{n / 1024:,.0f} KiB"
+
+
+def print_tables(rows: list[Row]) -> None:
+    print("\n### Checkpoint time (median, ms)\n")
+    print("| files | anchor 1st commit | ours 1st (baseline) | anchor, 1 file touched | "
+          "(a) file tool | (a) vs anchor | anchor, 10 files touched | (b) command, watcher | "
+          "(b) vs anchor | (b) full-scan fallback |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for r in rows:
+        print(f"| {r.files:,} | {r.anchor_first:,.0f} | {r.ours_first:,.0f} | {r.anchor_one:.1f} | "
+              f"{r.ours_file:.2f} | 1/{r.anchor_one / r.ours_file:.0f} | {r.anchor_ten:.1f} | "
+              f"{r.ours_command:.2f} | 1/{r.anchor_ten / r.ours_command:.0f} | {r.ours_scan:.0f} |")
+    print("\n### Storage growth over 100 edits of 1 KiB in a 4 KiB file (100 KiB edited)\n")
+    print("| files | workspace size | ours | anchor's shadow .git |")
+    print("|---:|---:|---:|---:|")
+    for r in rows:
+        print(f"| {r.files:,} | {kib(r.repo_bytes)} | {kib(r.store_growth)} | {kib(r.anchor_growth)} |")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="1000,10000,50000")
+    parser.add_argument("--reps", type=int, default=15)
+    parser.add_argument("--dir", type=Path, default=None, help="scratch folder (default: a temp dir)")
+    args = parser.parse_args()
+    base = Path(tempfile.mkdtemp(prefix="bench-cp-", dir=args.dir))
+    started = time.perf_counter()
+    try:
+        rows = []
+        for count in (int(s) for s in args.sizes.split(",")):
+            rows.append(measure(count, args.reps, base))
+            print(f"measured {count:,} files ({time.perf_counter() - started:.0f} s so far)", flush=True)
+        print_tables(rows)
+        print(f"\n{os.cpu_count()} CPUs; git {_git_version()}; total {time.perf_counter() - started:.0f} s")
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def _git_version() -> str:
+    out = subprocess.run(["git", "--version"], capture_output=True, text=True, env=GIT_ENV)
+    return out.stdout.split()[-1]
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,86 @@
+"""Ignore rules: the same answers as git (checked against `git ls-files`), plus extra rules."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from intentd.daemon.checkpoints.ignore import IgnoreRules, compile_lines
+from intentd.daemon.checkpoints.scan import scan
+
+from .conftest import write
+
+FILES = [
+    "a.py", "a.pyc", "keep.log", "drop.log", "top.txt", "sub/top.txt", "build/x.o", "src/build/y.o",
+    "docs/build", "lib/deep/z.tmp", "lib/deep/keep.tmp", "src/gen/out.js", "src/gen/manual.js",
+    "src/gen/.gitignore", "node_modules/pkg/index.js", "space name.txt", "#hash.txt", "!bang.txt",
+    "data/raw/x.csv", "data/keep/y.csv", "x/y/z/deep.bak", "anchored/only.md", "deep/anchored/only.md",
+]
+ROOT_IGNORE = """
+*.pyc
+*.log
+!keep.log
+/top.txt
+build/
+**/deep/*.tmp
+!lib/deep/keep.tmp
+node_modules
+\\#hash.txt
+\\!bang.txt
+data/**
+!data/keep/
+!data/keep/**
+*.bak
+anchored/only.md
+"""
+
+
+def git_visible(root: Path) -> set[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update(GIT_CONFIG_NOSYSTEM="1", HOME=str(root), XDG_CONFIG_HOME=str(root / ".no-config"))
+    subprocess.run(["git", "init", "-q"], cwd=root, env=env, check=True)
+    out = subprocess.run(["git", "ls-files", "-o", "--exclude-standard", "-z"], cwd=root, env=env,
+                         check=True, capture_output=True).stdout
+    return {p for p in out.decode().split("\0") if p}
+
+
+def test_scan_matches_git(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    for rel in FILES:
+        write(root, rel, rel)
+    write(root, ".gitignore", ROOT_IGNORE)
+    write(root, "src/gen/.gitignore", "*.js\n!manual.js\n")
+    expected = git_visible(root)
+    write(root, ".git/info/exclude", "space name.txt\n")
+    expected.discard("space name.txt")
+    rules = IgnoreRules(str(root))
+    assert set(scan(str(root), rules).files) == expected
+    for rel in FILES:
+        assert rules.is_ignored(rel) == (rel not in expected), rel
+
+
+def test_extra_rules_and_skipped_folders(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    for rel in ("secrets/key.pem", "src/a.py", ".state/x", "vendor/.git/config"):
+        write(root, rel, "x")
+    rules = IgnoreRules(str(root), lambda rel: rel == "secrets" or rel.endswith(".pem"), [".state"])
+    assert set(scan(str(root), rules).files) == {"src/a.py"}
+    assert rules.is_ignored("secrets/key.pem") and rules.is_ignored(".state/x")
+    assert rules.is_ignored("vendor/.git/config")
+
+
+def test_changed_gitignore_is_reread(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    write(root, ".gitignore", "*.txt\n")
+    rules = IgnoreRules(str(root))
+    assert rules.is_ignored("a.txt")
+    write(root, ".gitignore", "*.md\n")
+    assert not rules.is_ignored("a.txt") and rules.is_ignored("a.md")
+
+
+@pytest.mark.parametrize("lines", [[], ["# only a comment", ""]])
+def test_no_patterns_compile_to_nothing(lines: list[str]) -> None:
+    assert compile_lines(lines) is None
