@@ -2,35 +2,23 @@
 
 from __future__ import annotations
 
-import difflib
 import json
-import os
 import sys
 from typing import Any, TextIO
 
 from intentd.daemon.agents.local_gateway import Answer, Approver, NoPerson
 from intentd.daemon.engine.engine import Evaluation
-from intentd.daemon.tools.base import ToolFailed
-from intentd.daemon.tools.fileio import read_text
-from intentd.daemon.tools.files import preview_replace
+from intentd.daemon.engine.preview import proposed_diff
 
 MAX_DIFF_LINES = 60
 
 
-def proposed_diff(ev: Evaluation) -> str | None:
-    """The unified diff a file edit would apply, so the person sees what they approve."""
-    ctx = ev.ctx
-    if ctx.name not in ("write_to_file", "replace_in_file") or not ctx.paths:
+def shown_diff(ev: Evaluation) -> str | None:
+    """The diff the call would apply, cut to what fits on a terminal."""
+    diff = proposed_diff(ev)
+    if diff is None:
         return None
-    path = ctx.paths[0]
-    try:
-        before = read_text(path.absolute) if os.path.isfile(path.absolute) else ""
-        after = (ctx.args["content"] if ctx.name == "write_to_file"
-                 else preview_replace(path.absolute, ctx.args))
-    except (ToolFailed, OSError) as exc:
-        return f"(no diff: {exc})"
-    lines = list(difflib.unified_diff(before.splitlines(), after.splitlines(),
-                                      f"a/{path.shown}", f"b/{path.shown}", lineterm=""))
+    lines = diff.splitlines()
     if len(lines) > MAX_DIFF_LINES:
         lines = lines[:MAX_DIFF_LINES] + [f"... ({len(lines) - MAX_DIFF_LINES} more lines)"]
     return "\n".join(lines)
@@ -55,7 +43,7 @@ class TerminalApprover:
                            "the desktop app)")
         out = self.stdout
         out.write(f"\n  approval needed: {describe(ev)}\n  why: {ev.decision.reason}\n")
-        diff = proposed_diff(ev)
+        diff = shown_diff(ev)
         if diff:
             out.write("  " + diff.replace("\n", "\n  ") + "\n")
         out.write("  approve? [y/N] ")

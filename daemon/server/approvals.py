@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import difflib
 import itertools
-import os
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -13,13 +11,10 @@ from typing import Any
 from intentd.daemon import protocol
 from intentd.daemon.engine.engine import Evaluation
 from intentd.daemon.engine.ledger import summarize_args
+from intentd.daemon.engine.preview import proposed_diff
 from intentd.daemon.server.events import EventBus
 from intentd.daemon.server.rpc import RpcError
-from intentd.daemon.tools.base import ToolFailed
-from intentd.daemon.tools.fileio import read_text
-from intentd.daemon.tools.files import preview_replace
 
-MAX_DIFF_SOURCE_BYTES = 4 * 1024 * 1024
 _ids = itertools.count(1)
 
 
@@ -86,22 +81,3 @@ class ApprovalQueue:
         return [a.to_json() for a in self.pending.values()
                 if workspace is None or a.ev.ctx.root == workspace]
 
-
-def proposed_diff(ev: Evaluation) -> str | None:
-    """The unified diff a file edit would apply, for the person deciding."""
-    ctx = ev.ctx
-    if ctx.name not in ("write_to_file", "replace_in_file") or not ctx.paths:
-        return None
-    path = ctx.paths[0]
-    try:
-        before = read_text(path.absolute) if os.path.isfile(path.absolute) else ""
-        after = (ctx.args["content"] if ctx.name == "write_to_file"
-                 else preview_replace(path.absolute, ctx.args))
-    except (ToolFailed, OSError) as exc:
-        return f"(no diff: {exc})"
-    if len(before) + len(after) > MAX_DIFF_SOURCE_BYTES:
-        return "(no diff: the file is too large to show)"
-    lines = difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),
-                                 f"a/{path.shown}", f"b/{path.shown}")
-    return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
-                   for line in lines)
