@@ -64,3 +64,17 @@ def test_the_orchestration_folder_created_later_is_watched(tmp_path: Path) -> No
         assert workspace.config.policy.commands.default == "deny", "safest defaults in force"
     finally:
         engine.close()
+
+
+def test_ignore_rules_are_reloaded(tmp_path: Path) -> None:
+    root = make_workspace(tmp_path / "ws", files={"notes.txt": "n"})
+    engine = Engine(tmp_path / "state", watch=True, checkpoints=False)
+    try:
+        session = make_session(engine, root)
+        assert decide(engine, session, "read_file", path="notes.txt").decision.allowed
+        (root / ".rooignore").write_text("notes.txt\n")
+        wait_for(lambda: session.workspace.config.ignore.ignores("notes.txt"))
+        assert decide(engine, session, "list_files").decision.allowed
+        assert decide(engine, session, "read_file", path="notes.txt").decision.stage == "access"
+    finally:
+        engine.close()
