@@ -4,71 +4,46 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import (
-    QAbstractTableModel,
-    QModelIndex,
-    QObject,
-    QSortFilterProxyModel,
-    Qt,
-)
+from PySide6.QtCore import QModelIndex, QObject, QSortFilterProxyModel, Qt
 
-from intentd.gui.models.approvals import Index
 from intentd.gui.state.activity import ActivityLog
 from intentd.gui.state.records import LedgerEntry, workspace_name
 from intentd.gui.theme import colors
 
-HEADERS = ("Time", "Workspace", "Session", "Tool", "Decision", "Stage", "Reason")
+from .table import Index, RowTableModel
+
 ENTRY_ROLE = Qt.ItemDataRole.UserRole + 3
 
 
-class ActivityModel(QAbstractTableModel):
+class ActivityModel(RowTableModel[LedgerEntry]):
     """Mirrors an ActivityLog, oldest first (the view scrolls to the newest)."""
 
+    HEADERS = ("Time", "Workspace", "Session", "Tool", "Decision", "Stage", "Reason")
+    ROW_ROLE = ENTRY_ROLE
+
     def __init__(self, log: ActivityLog, parent: QObject | None = None) -> None:
-        super().__init__(parent)
+        super().__init__(log.entries(), parent)
         self._log = log
-        self._rows: list[LedgerEntry] = log.entries()
         log.entry_added.connect(self._on_log_entry_added)
         log.entries_dropped.connect(self._on_log_entries_dropped)
         log.entries_reset.connect(self._on_log_entries_reset)
 
-    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008 - Qt's signature
-        return 0 if parent.isValid() else len(self._rows)
+    def _cell(self, entry: LedgerEntry, column: int) -> str:
+        decision = entry.decision + (f" ({entry.approved_by})" if entry.approved_by else "")
+        values = (entry.local_time, workspace_name(entry.workspace), entry.session, entry.tool,
+                  decision, entry.stage, entry.reason)
+        return self._pick(values, column)
 
-    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(HEADERS)
-
-    def headerData(self, section: int, orientation: Qt.Orientation,
-                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if (orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole
-                and 0 <= section < len(HEADERS)):
-            return HEADERS[section]
-        return None
-
-    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid() or not 0 <= index.row() < len(self._rows):
-            return None
-        entry = self._rows[index.row()]
-        if role == ENTRY_ROLE:
-            return entry
-        if role == Qt.ItemDataRole.DisplayRole:
-            return self._cell(entry, index.column())
+    def _role_data(self, entry: LedgerEntry, column: int, role: int) -> Any:
         if role == Qt.ItemDataRole.ToolTipRole:
-            return entry.workspace if index.column() == 1 else entry.reason
-        if role == Qt.ItemDataRole.ForegroundRole and index.column() == 4:
+            return entry.workspace if column == 1 else entry.reason
+        if role == Qt.ItemDataRole.ForegroundRole and column == 4:
             palette = colors()
             return {"allow": palette.allow, "deny": palette.deny}.get(entry.decision, palette.ask)
         return None
 
-    @staticmethod
-    def _cell(entry: LedgerEntry, column: int) -> str:
-        decision = entry.decision + (f" ({entry.approved_by})" if entry.approved_by else "")
-        values = (entry.local_time, workspace_name(entry.workspace), entry.session, entry.tool,
-                  decision, entry.stage, entry.reason)
-        return values[column] if 0 <= column < len(values) else ""
-
     def entry_at(self, row: int) -> LedgerEntry | None:
-        return self._rows[row] if 0 <= row < len(self._rows) else None
+        return self._row_at(row)
 
     def _on_log_entry_added(self, entry: LedgerEntry) -> None:
         row = len(self._rows)
@@ -84,9 +59,7 @@ class ActivityModel(QAbstractTableModel):
             self.endRemoveRows()
 
     def _on_log_entries_reset(self) -> None:
-        self.beginResetModel()
-        self._rows = self._log.entries()
-        self.endResetModel()
+        self._replace_rows(self._log.entries())
 
 
 class ActivityFilter(QSortFilterProxyModel):

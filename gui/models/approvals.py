@@ -5,19 +5,13 @@ from __future__ import annotations
 import bisect
 from typing import Any
 
-from PySide6.QtCore import (
-    QAbstractTableModel,
-    QModelIndex,
-    QObject,
-    QPersistentModelIndex,
-    Qt,
-)
+from PySide6.QtCore import QModelIndex, QObject, Qt
 
 from intentd.gui.state.approvals import ApprovalQueue
 from intentd.gui.state.records import Approval, local_clock, workspace_name
 
-Index = QModelIndex | QPersistentModelIndex
-HEADERS = ("Time", "Tool", "Target", "Workspace", "Session", "Intent", "Reason")
+from .table import RowTableModel
+
 APPROVAL_ROLE = Qt.ItemDataRole.UserRole + 1
 
 
@@ -26,59 +20,35 @@ def _newest_first(approval: Approval) -> float:
     return -created
 
 
-class ApprovalsModel(QAbstractTableModel):
+class ApprovalsModel(RowTableModel[Approval]):
     """Mirrors an ApprovalQueue: one row per pending approval."""
 
+    HEADERS = ("Time", "Tool", "Target", "Workspace", "Session", "Intent", "Reason")
+    ROW_ROLE = APPROVAL_ROLE
+
     def __init__(self, queue: ApprovalQueue, parent: QObject | None = None) -> None:
-        super().__init__(parent)
+        super().__init__(sorted(queue.approvals(), key=_newest_first), parent)
         self._queue = queue
-        self._rows: list[Approval] = sorted(queue.approvals(), key=_newest_first)
         queue.approval_added.connect(self._on_queue_approval_added)
         queue.approval_removed.connect(self._on_queue_approval_removed)
         queue.approvals_reset.connect(self._on_queue_approvals_reset)
 
-    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008 - Qt's signature
-        return 0 if parent.isValid() else len(self._rows)
-
-    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(HEADERS)
-
-    def headerData(self, section: int, orientation: Qt.Orientation,
-                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if (orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole
-                and 0 <= section < len(HEADERS)):
-            return HEADERS[section]
-        return None
-
-    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid() or not 0 <= index.row() < len(self._rows):
-            return None
-        approval = self._rows[index.row()]
-        if role == APPROVAL_ROLE:
-            return approval
-        if role == Qt.ItemDataRole.DisplayRole:
-            return self._cell(approval, index.column())
-        if role == Qt.ItemDataRole.ToolTipRole:
-            return self._tooltip(approval, index.column())
-        return None
-
-    @staticmethod
-    def _cell(approval: Approval, column: int) -> str:
+    def _cell(self, approval: Approval, column: int) -> str:
         target = approval.target.splitlines()[0] if approval.target else ""
         values = (local_clock(approval.created_at), approval.tool, target,
                   workspace_name(approval.workspace), approval.session_id,
                   approval.intent_id or "—", approval.reason)
-        return values[column] if 0 <= column < len(values) else ""
+        return self._pick(values, column)
 
-    @staticmethod
-    def _tooltip(approval: Approval, column: int) -> str:
-        tips: tuple[str, ...] = (approval.reason, approval.reason, approval.target,
-                                 approval.workspace,
-                                 f"{approval.session_id} ({approval.agent or 'unknown agent'})")
-        return tips[column] if 0 <= column < len(tips) else approval.reason
+    def _role_data(self, approval: Approval, column: int, role: int) -> Any:
+        if role == Qt.ItemDataRole.ToolTipRole:
+            tips = (approval.reason, approval.reason, approval.target, approval.workspace,
+                    f"{approval.session_id} ({approval.agent or 'unknown agent'})")
+            return self._pick(tips, column, approval.reason)
+        return None
 
     def approval_at(self, row: int) -> Approval | None:
-        return self._rows[row] if 0 <= row < len(self._rows) else None
+        return self._row_at(row)
 
     def row_of(self, approval_id: str) -> int:
         for row, approval in enumerate(self._rows):
@@ -100,6 +70,4 @@ class ApprovalsModel(QAbstractTableModel):
             self.endRemoveRows()
 
     def _on_queue_approvals_reset(self) -> None:
-        self.beginResetModel()
-        self._rows = sorted(self._queue.approvals(), key=_newest_first)
-        self.endResetModel()
+        self._replace_rows(sorted(self._queue.approvals(), key=_newest_first))

@@ -7,10 +7,11 @@ from typing import Any
 from PySide6.QtCore import QAbstractListModel, QModelIndex, QObject, Qt, QTimer
 from PySide6.QtWidgets import QApplication, QStyle
 
-from intentd.gui.models.approvals import Index
 from intentd.gui.state.approvals import ApprovalQueue
 from intentd.gui.state.records import workspace_name
 from intentd.gui.state.workspaces import WorkspaceRegistry
+
+from .table import Index
 
 PATH_ROLE = Qt.ItemDataRole.UserRole + 4
 
