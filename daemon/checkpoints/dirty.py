@@ -115,6 +115,12 @@ class DirtyTracker:
             log.warning("checkpoints: cannot watch %s (%s); every command checkpoint will scan",
                         self._root, exc)
             return False
+        if not _watches_ready(observer):
+            log.warning("checkpoints: the watches on %s were not set up in time; every command "
+                        "checkpoint will scan", self._root)
+            observer.stop()
+            observer.join(timeout=5)
+            return False
         with self._cond:
             self._files, self._dirs, self._lost = set(), set(), False
             self._since_ns = time.time_ns()
@@ -212,6 +218,22 @@ class DirtyTracker:
                 return False
             time.sleep(0.005)
         return self._barrier()
+
+
+def _watches_ready(observer: Any) -> bool:
+    """Wait until every emitter has added its inotify watches. observer.start() returns before
+    the emitter threads have done so, and a change made in between would be missed while the
+    barrier (its own emitter, maybe ready first) says all is seen. Where the emitters are not
+    watchdog's inotify ones this cannot be checked, so the tracker is not trusted at all."""
+    deadline = time.monotonic() + _BARRIER_TIMEOUT
+    while time.monotonic() < deadline:
+        emitters = list(getattr(observer, "emitters", ()))
+        if emitters and not all(hasattr(e, "_inotify") for e in emitters):
+            return False
+        if emitters and all(e._inotify is not None for e in emitters):
+            return True
+        time.sleep(0.002)
+    return False
 
 
 def _held_moves(observer: Any) -> list[tuple[Any, object]]:
