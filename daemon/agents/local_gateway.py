@@ -87,7 +87,7 @@ class LocalGateway:
                 "restored": list(done.restored), "deleted": list(done.deleted)}
 
     def close(self) -> None:
-        self.engine.close_session(self.session.id)
+        self.engine.forget_session(self.session)
         if self._owns_engine:
             self.engine.close()
 

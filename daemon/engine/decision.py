@@ -34,9 +34,5 @@ class Decision:
     def allowed(self) -> bool:
         return self.verdict is Verdict.ALLOW
 
-    @property
-    def denied(self) -> bool:
-        return self.verdict is Verdict.DENY
-
     def to_json(self) -> dict[str, str]:
         return {"decision": self.verdict.value, "stage": self.stage, "reason": self.reason}

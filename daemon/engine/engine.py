@@ -96,10 +96,6 @@ class Engine:
             self.sessions[session.id] = session
         return session
 
-    def close_session(self, session_id: str) -> Session | None:
-        with self._lock:
-            return self.sessions.pop(session_id, None)
-
     # -- deciding ------------------------------------------------------------------------------
 
     def evaluate(self, session: Session, name: Any, args: Any, batch: str | None = None) -> Evaluation:
@@ -215,8 +211,8 @@ class Engine:
         assert ctx.tool is not None
         tool_ctx = ToolContext(
             root=ctx.root, paths=tuple(p.absolute for p in ctx.paths),
-            cwd=ctx.cwd.absolute if ctx.cwd else ctx.root, session_intent=ctx.session.intent_id,
-            intents_lookup=ctx.intents_lookup, is_ignored=ctx.config.ignore.ignores)
+            cwd=ctx.cwd.absolute if ctx.cwd else ctx.root, intents_lookup=ctx.intents_lookup,
+            is_ignored=ctx.config.ignore.ignores)
         try:
             return ctx.tool.execute(tool_ctx, ctx.args)
         except ToolFailed as exc:

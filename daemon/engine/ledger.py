@@ -39,10 +39,6 @@ class Ledger:
             if written != len(line):  # only on a full disk; never leave a partial line behind
                 raise OSError(f"ledger write cut short ({written} of {len(line)} bytes)")
 
-    def flush(self) -> None:
-        with self._lock:
-            os.fsync(self._fd)
-
     def close(self) -> None:
         with self._lock:
             if self._fd >= 0:

@@ -50,10 +50,6 @@ class Workspace:
     def add_listener(self, listener: Listener) -> None:
         self._listeners.append(listener)
 
-    def remove_listener(self, listener: Listener) -> None:
-        if listener in self._listeners:
-            self._listeners.remove(listener)
-
     def reload(self) -> WorkspaceConfig:
         """Re-read every config file; bad edits keep the last good intents and report the error."""
         with self._lock:

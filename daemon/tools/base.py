@@ -40,7 +40,6 @@ class ToolContext:
     root: str                    # the workspace root, resolved
     paths: tuple[str, ...]       # the call's paths, resolved by the pipeline (same order as Tool.paths)
     cwd: str                     # resolved working directory for commands
-    session_intent: str | None
     intents_lookup: Callable[[str], Any]  # id -> Intent | None, from the call's config snapshot
     is_ignored: Callable[[str], bool]     # workspace-relative path -> hidden by the ignore rules
 
