@@ -14,7 +14,7 @@ from typing import Any
 from intentd.daemon.engine.context import CallContext
 from intentd.daemon.engine.decision import Decision, Verdict
 from intentd.daemon.engine.ledger import Ledger
-from intentd.daemon.engine.pipeline import Pipeline
+from intentd.daemon.engine.pipeline import Pipeline, recheck_stages
 from intentd.daemon.engine.receipts import receipt
 from intentd.daemon.engine.session import Mode, Session
 from intentd.daemon.engine.statedir import state_home, workspace_state_dir
@@ -62,6 +62,7 @@ class Engine:
         self.home = home or state_home()
         self.watch, self.record, self.use_checkpoints = watch, record, checkpoints
         self.pipeline = pipeline or Pipeline()
+        self.recheck = Pipeline(recheck_stages())
         self.workspaces: dict[str, Workspace] = {}
         self.sessions: dict[str, Session] = {}
         self._watchers: dict[str, ConfigWatcher] = {}
@@ -131,11 +132,12 @@ class Engine:
 
     def run(self, ev: Evaluation, approved_by: str) -> Outcome:
         """Run an allowed or approved call: pre-hooks, checkpoint, execute, post-hooks, receipt."""
-        ctx, clock = ev.ctx, time.perf_counter()
+        clock = time.perf_counter()
         prepared = self._prepare(ev)
         if isinstance(prepared, Outcome):
             return prepared
         before, checkpoint_id = prepared
+        ctx = ev.ctx  # after _prepare: the rechecked context
         self._emit("tools/started", {"call_id": ev.call_id, "session_id": ctx.session.id,
                                      "tool": ctx.name, "checkpoint_id": checkpoint_id})
         result = self._execute(ctx)
@@ -166,7 +168,16 @@ class Engine:
         return outcome
 
     def _prepare(self, ev: Evaluation) -> Outcome | tuple[dict[str, str | None], str | None]:
-        """Pre-hooks, then the checkpoint of a destructive call; a refusal comes back as Outcome."""
+        """Recheck, pre-hooks, then the checkpoint of a destructive call; a refusal comes back as
+        Outcome. The recheck runs the gates again on what holds now, since a person may have
+        taken minutes to answer; the call then runs on the freshly resolved paths."""
+        if ev.ctx.destructive:
+            fresh = CallContext(ev.ctx.session, ev.ctx.session.workspace.config, ev.ctx.name,
+                                ev.ctx.args, ev.ctx.batch)
+            objection = self.recheck.first_word(fresh)
+            if objection is not None:
+                return self.refuse(ev, objection)
+            ev.ctx = fresh
         ctx = ev.ctx
         hooks = ctx.config.policy.hooks
         if hooks.pre_tool:

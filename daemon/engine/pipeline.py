@@ -39,11 +39,23 @@ def default_stages() -> list[Stage]:
     ]
 
 
+def recheck_stages() -> list[Stage]:
+    """What can change while a call waits for a person: the intents file, the ignore rules,
+    symlinks under the paths, and the file an edit was based on."""
+    return [ValidateStage(), IntentGateStage(), ProtectedPathsStage(), ScopeStage(), AccessStage(),
+            StaleFileStage()]
+
+
 class Pipeline:
     def __init__(self, stages: Sequence[Stage] | None = None) -> None:
         self.stages = list(stages) if stages is not None else default_stages()
 
     def decide(self, ctx: CallContext) -> Decision:
+        decision = self.first_word(ctx)
+        return decision or Decision.deny("pipeline", "no stage approved the call")
+
+    def first_word(self, ctx: CallContext) -> Decision | None:
+        """The first stage's refusal or answer; None when every stage lets the call pass."""
         for stage in self.stages:
             try:
                 decision = stage.check(ctx)
@@ -53,4 +65,4 @@ class Pipeline:
                                                  f"({type(exc).__name__}: {exc}); refused to be safe")
             if decision is not None:
                 return decision
-        return Decision.deny("pipeline", "no stage approved the call")
+        return None

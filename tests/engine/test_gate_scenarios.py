@@ -174,3 +174,41 @@ def test_commands_naming_ignored_or_outside_paths_need_a_person(tmp_path: Path,
         assert (decision, stage) == ("ask", "approval"), (command, reason)
     assert verdict(engine, session, "execute_command", command="cat src/a.py")[0] == "allow"
     assert verdict(engine, session, "execute_command", command="ls src")[0] == "allow"
+
+
+def test_what_changed_while_a_person_decided_is_checked_again(tmp_path: Path) -> None:
+    engine = Engine(tmp_path / "state", checkpoints=False)
+    root = make_workspace(tmp_path / "ws", files={"src/a.py": "one\n"})
+    session = make_session(engine, root)
+    verdict(engine, session, "select_active_intent", intent_id="INT-1")
+    verdict(engine, session, "read_file", path="src/a.py")
+    waiting = engine.evaluate(session, "write_to_file", {"path": "src/a.py", "content": "agent\n"})
+    assert waiting.decision.verdict.value == "ask"
+    (root / "src" / "a.py").write_text("the person's edit\n")  # while the approval waits
+    outcome = engine.run(waiting, approved_by="person")
+    assert (outcome.decision.verdict.value, outcome.decision.stage) == ("deny", "stale_file")
+    assert (root / "src" / "a.py").read_text() == "the person's edit\n"
+
+    waiting = engine.evaluate(session, "write_to_file", {"path": "src/b.py", "content": "b\n"})
+    write_intents(root, make_intent("INT-1", status="DONE"))
+    session.workspace.reload()
+    outcome = engine.run(waiting, approved_by="person")
+    assert outcome.decision.stage == "intent_gate" and not (root / "src" / "b.py").exists()
+    engine.close()
+
+
+def test_a_symlink_swapped_in_while_waiting_is_caught(tmp_path: Path) -> None:
+    engine = Engine(tmp_path / "state", checkpoints=False)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    root = make_workspace(tmp_path / "ws", files={"src/sub/keep.txt": ""})
+    session = make_session(engine, root)
+    verdict(engine, session, "select_active_intent", intent_id="INT-1")
+    waiting = engine.evaluate(session, "write_to_file", {"path": "src/sub/x.py", "content": "x"})
+    assert waiting.decision.verdict.value == "ask"
+    (root / "src" / "sub" / "keep.txt").unlink()
+    (root / "src" / "sub").rmdir()
+    os.symlink(outside, root / "src" / "sub")
+    outcome = engine.run(waiting, approved_by="person")
+    assert outcome.decision.stage == "scope" and not (outside / "x.py").exists()
+    engine.close()

@@ -21,7 +21,7 @@ class AccessStage:
 
     def check(self, ctx: CallContext) -> Decision | None:
         ignore = ctx.config.ignore
-        for path in (*ctx.paths, *ctx.writes()):
+        for path in dict.fromkeys((*ctx.paths, *ctx.writes())):  # an edit's paths are its writes
             if path.relative is None:
                 ctx.not_auto.append(f"{path.raw} is outside the workspace")
             elif ignore.ignores(path.relative):
