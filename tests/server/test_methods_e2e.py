@@ -81,14 +81,19 @@ def test_checkpoints_list_diff_and_restore_over_the_socket(connect: Connect, wor
     assert done["decision"] == "allow" and done["result"]["ok"]
     listed = agent.call(protocol.CHECKPOINTS_LIST, {"workspace": str(workspace)})["checkpoints"]
     assert done["checkpoint_id"] in [c["id"] for c in listed]
-    diffs = agent.call(protocol.CHECKPOINTS_DIFF, {"checkpoint_id": done["checkpoint_id"]})["diffs"]
+    diffs = agent.call(protocol.CHECKPOINTS_DIFF, {"workspace": str(workspace),
+                                                   "checkpoint_id": done["checkpoint_id"]})["diffs"]
     assert diffs[0]["path"] == "src/app.py" and "+broken" in diffs[0]["unified"]
-    restored = agent.call(protocol.CHECKPOINTS_RESTORE, {"checkpoint_id": done["checkpoint_id"]})
+    restored = agent.call(protocol.CHECKPOINTS_RESTORE, {"workspace": str(workspace),
+                                                          "checkpoint_id": done["checkpoint_id"]})
     assert restored["restored"] == ["src/app.py"] and restored["safety_checkpoint_id"]
     assert (workspace / "src" / "app.py").read_text() == "print('hi')\n"
     with pytest.raises(RpcError) as caught:
-        agent.call(protocol.CHECKPOINTS_DIFF, {"checkpoint_id": "cp-nope"})
+        agent.call(protocol.CHECKPOINTS_DIFF, {"workspace": str(workspace), "checkpoint_id": "cp-nope"})
     assert caught.value.code == protocol.CHECKPOINT_ERROR
+    with pytest.raises(RpcError) as caught:
+        agent.call(protocol.CHECKPOINTS_RESTORE, {"checkpoint_id": done["checkpoint_id"]})
+    assert caught.value.code == protocol.INVALID_PARAMS, "a restore must name its workspace"
 
 
 def cli(daemon: DaemonProcess, *args: str) -> subprocess.CompletedProcess[str]:

@@ -18,14 +18,8 @@ MAX_LEDGER_ENTRIES = 10_000
 
 def register(table: MethodTable, core: DaemonCore) -> None:
     def store_for(params: Params) -> Any:
-        if params.raw.get("workspace"):
-            return core.engine.checkpoint_store(core.workspace(params))
-        checkpoint_id = params.text("checkpoint_id")
-        for workspace in list(core.engine.workspaces.values()):
-            store = core.engine.checkpoint_store(workspace)
-            if any(c.id == checkpoint_id for c in store.list()):
-                return store
-        raise RpcError(protocol.CHECKPOINT_ERROR, f"unknown checkpoint {checkpoint_id!r}")
+        # Checkpoint ids are numbered per workspace, so the workspace is always named.
+        return core.engine.checkpoint_store(core.workspace(params))
 
     async def checkpoint_op(fn: Any, *args: Any, **kwargs: Any) -> Any:
         from intentd.daemon.checkpoints import CheckpointError
@@ -36,7 +30,7 @@ def register(table: MethodTable, core: DaemonCore) -> None:
             raise RpcError(protocol.CHECKPOINT_ERROR, str(exc)) from None
 
     async def checkpoints_list(conn: Any, params: Params) -> dict[str, Any]:
-        store = core.engine.checkpoint_store(core.workspace(params))
+        store = store_for(params)
         return {"checkpoints": [checkpoint_json(c) for c in await checkpoint_op(store.list)]}
 
     async def checkpoints_diff(conn: Any, params: Params) -> dict[str, Any]:
