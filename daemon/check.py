@@ -7,11 +7,12 @@ import json
 import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
-from intentd.daemon.engine.decision import Decision
-from intentd.daemon.engine.engine import Engine
-from intentd.daemon.engine.session import Mode, Session
+if TYPE_CHECKING:  # the engine is imported when the command runs: `intentd` starts fast
+    from intentd.daemon.engine.decision import Decision
+    from intentd.daemon.engine.engine import Engine
+    from intentd.daemon.engine.session import Session
 
 MAX_LINE_CHARS = 8 * 1024 * 1024
 
@@ -25,11 +26,14 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--policy", type=Path, help="default: .orchestration/policy.yaml")
     parser.add_argument("--json", action="store_true", help="JSON lines output (the default)")
     parser.add_argument("--batch", default="-", metavar="FILE", help="input file, - for stdin")
-    parser.add_argument("--mode", choices=[m.value for m in Mode], default=Mode.ACT.value)
+    parser.add_argument("--mode", choices=["act", "plan"], default="act")
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    from intentd.daemon.engine.engine import Engine
+    from intentd.daemon.engine.session import Mode
+
     if not args.workspace.is_dir():
         print(f"intentd check: workspace {args.workspace} is not a folder", file=sys.stderr)
         return 2
@@ -62,6 +66,8 @@ def decide_lines(engine: Engine, session: Session, lines: Iterable[str]) -> Iter
 
 
 def decide_line(engine: Engine, session: Session, raw: str) -> tuple[Any, Decision]:
+    from intentd.daemon.engine.decision import Decision
+
     if len(raw) > MAX_LINE_CHARS:
         return None, Decision.deny("validate", f"line longer than {MAX_LINE_CHARS} characters")
     try:

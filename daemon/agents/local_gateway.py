@@ -76,9 +76,7 @@ class LocalGateway:
         return _result(self.engine.refuse(ev, Decision.deny("approval", why)), None, feedback)
 
     def intents(self) -> list[dict[str, Any]]:
-        config = self.session.workspace.config
-        statuses = config.policy.selectable_statuses
-        return [{**i.to_json(), "selectable": i.status in statuses} for i in config.intents.intents]
+        return self.session.workspace.config.intents_json()
 
     def restore(self, checkpoint_id: str) -> dict[str, Any]:
         done = self.engine.checkpoint_store(self.session.workspace).restore(checkpoint_id)

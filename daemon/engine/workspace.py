@@ -7,6 +7,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from intentd.daemon.engine.intents import INTENTS_FILE, IntentSet, load_intents
 from intentd.daemon.engine.yamlfile import ConfigError
@@ -30,6 +31,11 @@ class WorkspaceConfig:
     @property
     def errors(self) -> list[str]:
         return [str(e) for e in (self.intents_error, self.policy_error, self.ignore_error) if e]
+
+    def intents_json(self) -> list[dict[str, Any]]:
+        """The intents as clients see them, each saying whether it can be selected now."""
+        statuses = self.policy.selectable_statuses
+        return [{**i.to_json(), "selectable": i.status in statuses} for i in self.intents.intents]
 
 
 Listener = Callable[["Workspace", WorkspaceConfig, WorkspaceConfig], None]

@@ -13,7 +13,6 @@ from typing import Any
 
 from intentd.daemon import protocol
 from intentd.daemon.client import Client, DaemonUnavailable, RpcError
-from intentd.daemon.engine.engine import Engine
 
 
 def register(subparsers: Any) -> None:
@@ -38,6 +37,7 @@ def register(subparsers: Any) -> None:
 
 
 def run_serve(args: argparse.Namespace) -> int:
+    from intentd.daemon.engine.engine import Engine
     from intentd.daemon.server.server import StartupError, serve
 
     logging.basicConfig(level=args.log_level.upper(), format="intentd: %(levelname)s %(message)s")

@@ -106,7 +106,7 @@ class DaemonCore:
                            new: WorkspaceConfig) -> None:
         if new.intents != old.intents:
             self.bus.publish_threadsafe(protocol.INTENTS_CHANGED, {
-                "workspace": workspace.root_str, "intents": intents_json(workspace, new)})
+                "workspace": workspace.root_str, "intents": new.intents_json()})
         if str(new.intents_error) != str(old.intents_error):
             error = new.intents_error.to_json() if new.intents_error else None
             self.bus.publish_threadsafe(protocol.INTENTS_ERROR,
@@ -115,12 +115,6 @@ class DaemonCore:
     def close(self) -> None:
         self.approvals.stop_all()
         self.executor.shutdown(wait=True, cancel_futures=True)
-
-
-def intents_json(workspace: Workspace, config: WorkspaceConfig | None = None) -> list[dict[str, Any]]:
-    config = config or workspace.config
-    statuses = config.policy.selectable_statuses
-    return [{**i.to_json(), "selectable": i.status in statuses} for i in config.intents.intents]
 
 
 def overrides_path(engine: Engine, workspace: Workspace) -> Path:

@@ -7,7 +7,7 @@ from typing import Any
 
 from intentd.daemon import __version__, protocol
 from intentd.daemon.engine.session import Mode, Session
-from intentd.daemon.server.core import DaemonCore, intents_json
+from intentd.daemon.server.core import DaemonCore
 from intentd.daemon.server.methods.tools import call_tool
 from intentd.daemon.server.rpc import MethodTable, Params, RpcError, bad_params
 
@@ -55,7 +55,7 @@ def register(table: MethodTable, core: DaemonCore) -> None:
     async def intents_list(conn: Any, params: Params) -> dict[str, Any]:
         workspace = core.workspace(params)
         config = workspace.config
-        return {"workspace": workspace.root_str, "intents": intents_json(workspace),
+        return {"workspace": workspace.root_str, "intents": config.intents_json(),
                 "error": config.intents_error.to_json() if config.intents_error else None,
                 "warnings": list(config.intents.warnings),
                 "selected": {s.id: s.intent_id for s in list(core.engine.sessions.values())
