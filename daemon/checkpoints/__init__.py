@@ -16,7 +16,6 @@ from .errors import (
     WorkspaceMissing,
 )
 from .model import Checkpoint, FileDiff, RestoreResult
-from .paths import default_state_dir
 from .store import CheckpointStore
 
 __all__ = [
@@ -31,5 +30,4 @@ __all__ = [
     "RestoreResult",
     "UnknownCheckpoint",
     "WorkspaceMissing",
-    "default_state_dir",
 ]

@@ -13,7 +13,10 @@ from .manifest import Row
 from .paths import in_git_dir, normalize
 from .recorder import Known, Recorder
 from .scan import scan
-from .state import DiskStat, stat_matches, to_disk_stat
+from .state import DiskStat, lstat, stat_matches, to_disk_stat
+
+# The meta values that fingerprint the ignore rules a complete checkpoint was taken under.
+RULE_KEYS = ("rules", "exclude", "extra")
 
 
 @dataclass
@@ -63,7 +66,7 @@ class Capturer:
         if reliable and snapshot is not None:
             touched = self._dirty(snapshot, known, result)
             result.rules_changed = self._rules_touched(touched, meta)
-            result.rules = {} if not result.rules_changed else {"rules": "", "exclude": ""}
+            result.rules = {} if not result.rules_changed else dict.fromkeys(RULE_KEYS, "")
             result.complete = not result.rules_changed
         if paths is None and not result.complete:
             self._full_scan(known, meta, result)
@@ -80,7 +83,7 @@ class Capturer:
             if why:
                 result.skipped.append((rel, why))
                 continue
-            st = self._recorder.stat(rel)
+            st = lstat(os.path.join(self._root, rel))  # _refusal made sure no parent is a symlink
             if st is not None and st.kind == "dir":
                 found = self._folders([rel], known)
                 result.stats.update(found)
@@ -99,32 +102,39 @@ class Capturer:
         return ""
 
     def _folders(self, folders: Iterable[str], known: Known) -> dict[str, DiskStat | None]:
-        """Every file under these folders now, plus every known one (deleted ones come out absent)."""
+        """Every file under these folders now (scan() leaves out ignored ones), plus every known
+        one that is gone; a known file that is merely ignored now keeps its record."""
         found: dict[str, DiskStat | None] = {}
         for folder in folders:
             for path, st in scan(self._root, self._rules, folder).files.items():
                 found[path] = to_disk_stat(st)
         prefixes = tuple(folder + "/" for folder in folders)
         if prefixes:
-            for path in known:
-                if path.startswith(prefixes) and path not in found:
-                    found[path] = self._recorder.stat(path)
+            self._gone(known, (p for p in known if p.startswith(prefixes) and p not in found), found)
         return found
+
+    def _gone(self, known: Known, paths: Iterable[str], stats: dict[str, DiskStat | None]) -> None:
+        """Add the known present files among paths that a scan did not find: deleted ones, and
+        ones found again (through a changed folder, say) unless they are ignored now."""
+        left = [p for p in paths if known[p][1].present]
+        on_disk = {p: self._recorder.stat(p) for p in left}
+        visible = set(self._rules.kept(p for p, st in on_disk.items() if st is not None))
+        stats.update((p, st) for p, st in on_disk.items() if st is None or p in visible)
 
     def _dirty(self, snapshot: DirtySnapshot, known: Known, result: Capture) -> list[str]:
         """Add the tracker's paths (folders expanded) that are not ignored; returns them all."""
-        touched = [rel for rel in snapshot.files if not self._rules.is_ignored(rel)]
+        touched = self._rules.kept(snapshot.files)
         for rel in touched:
             if rel not in result.stats:
                 result.stats[rel] = self._recorder.stat(rel)
         for rel, st in self._folders(snapshot.dirs, known).items():
-            if not self._rules.is_ignored(rel):
-                touched.append(rel)
-                result.stats.setdefault(rel, st)
+            touched.append(rel)
+            result.stats.setdefault(rel, st)
         return touched
 
     def _rules_touched(self, paths: Iterable[str], meta: dict[str, str]) -> bool:
-        if self._rules.exclude_key() != meta.get("exclude"):
+        if (self._rules.exclude_key() != meta.get("exclude")
+                or self._rules.extra_key() != meta.get("extra", "")):
             return True
         return any(os.path.basename(path) == ".gitignore" for path in paths)
 
@@ -135,16 +145,12 @@ class Capturer:
         stats: dict[str, DiskStat | None] = {
             path: to_disk_stat(st) for path, st in found.files.items()
             if (seen := known.get(path)) is None or not stat_matches(st, seen[1])}
-        for path, (_seq, entry) in known.items():
-            if path in found.files or not entry.present:
-                continue
-            st = self._recorder.stat(path)
-            if st is None or not self._rules.is_ignored(path):
-                stats[path] = st  # gone; a file that is merely ignored now keeps its record
+        self._gone(known, (p for p in known if p not in found.files), stats)
         stats.update(result.stats)  # named paths keep their own stat
         result.stats = stats
-        digest = rules_digest(found.gitignores, self._rules.exclude_key())
+        exclude, extra = self._rules.exclude_key(), self._rules.extra_key()
+        digest = rules_digest(found.gitignores, exclude, extra)
         result.rules_changed = digest != meta.get("rules")
-        result.rules = {"rules": digest, "exclude": self._rules.exclude_key()}
+        result.rules = {"rules": digest, "exclude": exclude, "extra": extra}
         result.complete = True
         result.trust_stat = True

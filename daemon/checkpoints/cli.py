@@ -10,8 +10,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from intentd.daemon.engine.statedir import checkpoints_dir
+from intentd.daemon.policy.ignore import load_ignore_rules
+
 from .errors import CheckpointError, UnknownCheckpoint, WorkspaceMissing
-from .model import Checkpoint, FileDiff, RestoreResult
 from .store import CheckpointStore
 
 PROG = "intentd checkpoints"
@@ -71,10 +73,11 @@ def _open(args: argparse.Namespace) -> CheckpointStore | None:
     root = (args.workspace or Path.cwd()).resolve()
     if not root.is_dir():
         raise WorkspaceMissing(f"workspace {root} does not exist (moved or deleted?)")
-    state = args.state_dir or _daemon_state_dir(root)
+    state = args.state_dir or checkpoints_dir(root)  # where the engine keeps it
     if not (state / "manifest.sqlite3").is_file():
         return None
-    return CheckpointStore(root, state, is_ignored=_ignore_rule(root), watch=False)
+    rules = load_ignore_rules(root)  # .orchestration/ignore, as the engine applies it
+    return CheckpointStore(root, state, ignore_rules=lambda: rules, watch=False)
 
 
 def _no_store(args: argparse.Namespace) -> int:
@@ -84,25 +87,10 @@ def _no_store(args: argparse.Namespace) -> int:
     raise UnknownCheckpoint(f"no checkpoint {args.checkpoint_id}: this workspace has no checkpoints yet")
 
 
-def _daemon_state_dir(root: Path) -> Path:
-    """Where the engine keeps this workspace's store, so the CLI sees the daemon's checkpoints."""
-    from intentd.daemon.engine.statedir import workspace_state_dir
-
-    return Path(workspace_state_dir(root)) / "checkpoints"
-
-
-def _ignore_rule(root: Path) -> Callable[[str], bool]:
-    """The workspace's .orchestrationignore rules, as the engine applies them."""
-    from intentd.daemon.engine.workspace import Workspace
-
-    rules = Workspace(root).config.ignore
-    return lambda rel: bool(rules.ignores(rel))
-
-
 def run_list(args: argparse.Namespace, store: CheckpointStore) -> int:
     checkpoints = store.list()
     if args.json:
-        print(json.dumps([_checkpoint_json(c) for c in checkpoints], indent=2))
+        print(json.dumps([c.to_json() for c in checkpoints], indent=2))
         return 0
     if not checkpoints:
         print("no checkpoints yet")
@@ -118,7 +106,7 @@ def run_list(args: argparse.Namespace, store: CheckpointStore) -> int:
 def run_diff(args: argparse.Namespace, store: CheckpointStore) -> int:
     diffs = store.diff(args.checkpoint_id, against=args.against, path=args.path)
     if args.json:
-        print(json.dumps([_diff_json(d) for d in diffs], indent=2))
+        print(json.dumps([d.to_json() for d in diffs], indent=2))
     elif diffs:
         sys.stdout.write("".join(d.unified for d in diffs))
     else:
@@ -127,32 +115,22 @@ def run_diff(args: argparse.Namespace, store: CheckpointStore) -> int:
 
 
 def run_restore(args: argparse.Namespace, store: CheckpointStore) -> int:
+    """Exit code 1 when any path was left alone: the workspace is then not the checkpoint's."""
     result = store.restore(args.checkpoint_id, path=args.path)
     if args.json:
-        print(json.dumps(_restore_json(result), indent=2))
+        print(json.dumps(result.to_json(), indent=2))
+    else:
+        print(f"restored {len(result.restored)} file(s) and deleted {len(result.deleted)} "
+              f"to match {result.checkpoint_id}")
+        for path in result.restored:
+            print(f"  restored {path}")
+        for path in result.deleted:
+            print(f"  deleted  {path}")
+        for path, why in result.skipped:
+            print(f"  left     {path}: {why}")
+        print(f"undo with: intentd checkpoints restore {result.safety_checkpoint_id}")
+    if not result.skipped:
         return 0
-    print(f"restored {len(result.restored)} file(s) and deleted {len(result.deleted)} "
-          f"to match {result.checkpoint_id}")
-    for path in result.restored:
-        print(f"  restored {path}")
-    for path in result.deleted:
-        print(f"  deleted  {path}")
-    for path, why in result.skipped:
-        print(f"  left     {path}: {why}")
-    print(f"undo with: intentd checkpoints restore {result.safety_checkpoint_id}")
-    return 0
-
-
-def _checkpoint_json(c: Checkpoint) -> dict[str, Any]:
-    return {"id": c.id, "created_at": c.created_at, "label": c.label, "kind": c.kind,
-            "files": list(c.files), "skipped": [list(s) for s in c.skipped]}
-
-
-def _diff_json(d: FileDiff) -> dict[str, str]:
-    return {"path": d.path, "status": d.status, "unified": d.unified}
-
-
-def _restore_json(r: RestoreResult) -> dict[str, Any]:
-    return {"checkpoint_id": r.checkpoint_id, "safety_checkpoint_id": r.safety_checkpoint_id,
-            "restored": list(r.restored), "deleted": list(r.deleted),
-            "skipped": [list(s) for s in r.skipped]}
+    print(f"{PROG}: {len(result.skipped)} path(s) left as they are, not as at "
+          f"{result.checkpoint_id}: see `left` above", file=sys.stderr)
+    return 1

@@ -69,3 +69,9 @@ def file_diff(path: str, old: Entry, new: Entry, load: Loader) -> FileDiff | Non
     elif git_mode(old) != git_mode(new):
         head.append(f"old mode {git_mode(old)}\nnew mode {git_mode(new)}\n")
     return FileDiff(path, status, "".join(head + _body(path, old, new, load)))
+
+
+def unknown_diff(path: str, why: str) -> FileDiff:
+    """A file present now whose state at the checkpoint is unknown: shown, never guessed at.
+    "modified" because it most likely existed then (the store first saw it after a gap)."""
+    return FileDiff(path, "modified", f"diff --git a/{path} b/{path}\n{why}\n")

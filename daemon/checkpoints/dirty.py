@@ -7,7 +7,7 @@ import os
 import threading
 import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable
 from contextlib import suppress
 from dataclasses import dataclass
 from typing import Any
@@ -74,10 +74,13 @@ class _Handler(events.FileSystemEventHandler):
 class DirtyTracker:
     """Collects changed paths from watchdog; `collect()` says when events may have been lost."""
 
-    def __init__(self, root: str, barrier_dir: str, skip_dirs: Sequence[str] = ()) -> None:
+    def __init__(self, root: str, barrier_dir: str,
+                 skipped_dir: Callable[[str], bool] = in_git_dir) -> None:
+        """skipped_dir: folders whose changes never matter (IgnoreRules.skipped_dir); it runs on
+        watchdog's thread, so it must not touch the file system."""
         self._root = root
         self._barrier_dir = barrier_dir
-        self._skip = tuple(skip_dirs)
+        self._skipped_dir = skipped_dir
         self._cond = threading.Condition()
         self._collect_lock = threading.Lock()
         self._files: set[str] = set()
@@ -101,7 +104,7 @@ class DirtyTracker:
         """Start watching; False (and a log line) when the platform or inotify limits refuse."""
         _install_overflow_log()
         _quiet_watchdog()
-        os.makedirs(self._barrier_dir, exist_ok=True)
+        os.makedirs(self._barrier_dir, mode=0o700, exist_ok=True)
         for name in os.listdir(self._barrier_dir):
             with suppress(OSError):
                 os.unlink(os.path.join(self._barrier_dir, name))
@@ -157,7 +160,7 @@ class DirtyTracker:
         if not path.startswith(self._root + os.sep):
             return
         rel = path[len(self._root) + 1:].replace(os.sep, "/")
-        if in_git_dir(rel) or any(under(rel, skip) for skip in self._skip):
+        if self._skipped_dir(rel):
             return
         (self._dirs if is_dir else self._files).add(rel)
 

@@ -1,12 +1,13 @@
-"""Which workspace paths checkpoints leave alone: .gitignore files, .git/info/exclude, extra rules."""
+"""Which workspace paths checkpoints leave alone: .gitignore files, .git/info/exclude, the policy's rules."""
 
 from __future__ import annotations
 
 import hashlib
 import os
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import pathspec
 
@@ -86,18 +87,39 @@ def _read_matcher(path: str) -> Matcher | None:
 Frame = tuple[tuple[str, Matcher], ...]
 
 
+class PolicyRules(Protocol):
+    """The workspace's own ignore rules (`.orchestration/ignore`): paths hidden from tools."""
+
+    @property
+    def patterns(self) -> Sequence[str]: ...
+
+    def ignores(self, relative_path: str) -> bool: ...
+
+
+def policy_key(rules: PolicyRules) -> str:
+    """A fingerprint of the policy's patterns; "" when there are none."""
+    text = "\n".join(rules.patterns)
+    return hashlib.sha1(text.encode("utf-8", "surrogateescape")).hexdigest() if text else ""
+
+
 class IgnoreRules:
     """Answers "is this path ignored?" the way git would, plus `.git` folders, skipped folders and
-    the caller's extra rule. Global git excludes (core.excludesFile) are not read."""
+    the caller's extra rule, which wins over git's `!` re-includes. Global git excludes
+    (core.excludesFile) are not read.
+
+    extra_key returns a token that changes whenever the extra rule may answer differently.
+    """
 
     def __init__(
         self,
         root: str,
         extra: Callable[[str], bool] | None = None,
         skip_dirs: Iterable[str] = (),
+        extra_key: Callable[[], str] | None = None,
     ) -> None:
         self._root = root
         self._extra = extra
+        self._extra_key = extra_key
         self._skip = tuple(skip_dirs)
         self._cache: dict[str, tuple[tuple[int, int, int], Matcher | None]] = {}
         self._exclude_key: tuple[int, int, int] | None = None
@@ -136,6 +158,10 @@ class IgnoreRules:
         self._exclude_matcher()
         return repr(self._exclude_key)
 
+    def extra_key(self) -> str:
+        """A token that changes when the caller's extra rule changes ("" without one)."""
+        return self._extra_key() if self._extra_key is not None else ""
+
     def root_frame(self) -> Frame:
         """The frame at the workspace root; also re-reads .git/info/exclude if it changed."""
         self._exclude_matcher()
@@ -154,49 +180,59 @@ class IgnoreRules:
         return in_git_dir(rel) or any(under(rel, skip) for skip in self._skip)
 
     def ignored_in(self, frame: Frame, rel: str, is_dir: bool) -> bool:
-        """Whether rel (its parent folders already known not ignored) is ignored, given its frame."""
+        """Whether rel (its parent folders already known not ignored) is ignored, given its frame.
+        Ignored when git says so or the extra rule does: a `!` in a .gitignore cannot re-include
+        what the policy hides from tools."""
         name = rel[rel.rfind("/") + 1:]
         for base, matcher in reversed(frame):  # deeper .gitignore files take precedence
             verdict = matcher.check(rel[len(base):], name, is_dir)
             if verdict is not None:
-                return verdict
-        if self._exclude is not None and self._exclude.check(rel, name, is_dir):
+                break
+        else:
+            verdict = self._exclude is not None and self._exclude.check(rel, name, is_dir)
+        if verdict:
             return True
         return self._extra is not None and bool(self._extra(rel))
 
     def is_ignored(self, rel: str) -> bool:
         """Whether file rel is ignored: by itself or because a parent folder is."""
-        if self.skipped_dir(rel):
-            return True
-        frame = self.root_frame()
-        parts = rel.split("/")
-        prefix = ""
-        for part in parts[:-1]:
-            folder = prefix + part
-            if self.ignored_in(frame, folder, is_dir=True):
-                return True
-            prefix = folder + "/"
-            frame = self.child_frame(frame, prefix)
-        return self.ignored_in(frame, rel, is_dir=False)
+        return not self.kept([rel])
+
+    def kept(self, paths: Iterable[str]) -> list[str]:
+        """The files among paths that are not ignored; each folder's frame is worked out once."""
+        frames: dict[str, Frame | None] = {"": self.root_frame()}
+        found = []
+        for rel in paths:
+            if self.skipped_dir(rel):
+                continue
+            frame = self._frame(rel.rpartition("/")[0], frames)
+            if frame is not None and not self.ignored_in(frame, rel, is_dir=False):
+                found.append(rel)
+        return found
 
     def frame_for(self, rel_dir: str) -> Frame | None:
         """The frame inside folder rel_dir ('a/b'), or None if the folder itself is ignored."""
-        if rel_dir and self.skipped_dir(rel_dir):
-            return None
-        frame = self.root_frame()
-        prefix = ""
-        for part in rel_dir.split("/") if rel_dir else ():
-            folder = prefix + part
-            if self.ignored_in(frame, folder, is_dir=True):
-                return None
-            prefix = folder + "/"
-            frame = self.child_frame(frame, prefix)
+        return self._frame(rel_dir, {"": self.root_frame()})
+
+    def _frame(self, rel_dir: str, frames: dict[str, Frame | None]) -> Frame | None:
+        """frame_for with the frames already known (parents first, so each is built once)."""
+        if rel_dir in frames:
+            return frames[rel_dir]
+        parent = self._frame(rel_dir.rpartition("/")[0], frames)
+        if parent is None or self.skipped_dir(rel_dir) or self.ignored_in(parent, rel_dir, is_dir=True):
+            frame = None
+        else:
+            frame = self.child_frame(parent, rel_dir + "/")
+        frames[rel_dir] = frame
         return frame
 
 
-def rules_digest(gitignores: Iterable[tuple[str, int, int]], exclude_key: str) -> str:
-    """A fingerprint of every ignore file seen by a full scan; it changes when any rule may have."""
+def rules_digest(gitignores: Iterable[tuple[str, int, int]], exclude_key: str, extra_key: str) -> str:
+    """A fingerprint of every ignore file seen by a full scan and of the extra rule; it changes
+    when any rule may have."""
     digest = hashlib.sha1(exclude_key.encode())
+    if extra_key:  # without one, the digest stays what stores made before extra rules counted
+        digest.update(f"extra\0{extra_key}\n".encode("utf-8", "surrogateescape"))
     for path, mtime_ns, size in sorted(gitignores):
         digest.update(f"{path}\0{mtime_ns}\0{size}\n".encode("utf-8", "surrogateescape"))
     return digest.hexdigest()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import json
+import os
 import sqlite3
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -80,11 +81,31 @@ def _sql_error(exc: sqlite3.Error, path: Path) -> Exception:
                         f"{path.parent} aside to start a new store")
 
 
+def _keep_private(path: Path, *, create: bool) -> None:
+    """SQLite makes the database with the umask's 0644, and its -wal and -shm files copy the
+    database's mode: make it 0600 first (and tighten files made before that)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | (os.O_CREAT if create else 0), 0o600)
+    except FileNotFoundError:
+        return
+    try:
+        st = os.fstat(fd)
+        if st.st_mode & 0o077 and st.st_uid == os.getuid():
+            os.fchmod(fd, 0o600)
+    finally:
+        os.close(fd)
+
+
 class Manifest:
     """SQLite access; every method raises CheckpointError subclasses, never sqlite3 errors."""
 
     def __init__(self, path: Path, workspace: str) -> None:
         self.path = path
+        try:
+            for suffix in ("", "-wal", "-shm"):
+                _keep_private(Path(f"{path}{suffix}"), create=not suffix)
+        except OSError as exc:
+            raise CheckpointError(f"cannot use checkpoint manifest {path}: {exc.strerror}") from exc
         try:
             self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
             self._db.execute("PRAGMA journal_mode=WAL")
@@ -244,8 +265,9 @@ class Manifest:
         self._set_meta(values)
 
     def set_meta(self, values: dict[str, str]) -> None:
+        """Store meta values; no entry changes, so the generation stays (nobody reloads)."""
         with self.transaction():
-            self._bump(0, values)
+            self._set_meta(values)
 
     def drop_oldest(self) -> list[str]:
         """Prune the oldest checkpoint, folding its still-current entries into the next one.
@@ -279,6 +301,11 @@ class Manifest:
                    "GROUP BY sha")
             found.extend((str(r[0]), str(r[1])) for r in self._query(sql, chunk))
         return found
+
+    def blob_sizes(self) -> dict[str, int]:
+        """Content bytes of every live blob, by sha."""
+        sql = "SELECT sha, MAX(size) FROM entries WHERE sha != '' GROUP BY sha"
+        return {str(r[0]): int(str(r[1])) for r in self._query(sql)}
 
     def count(self) -> int:
         return int(str(self._query("SELECT COUNT(*) FROM checkpoints")[0][0]))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 CheckpointKind = Literal["files", "command"]
 DiffStatus = Literal["modified", "added", "deleted"]
@@ -25,6 +25,10 @@ class Checkpoint:
     skipped: tuple[tuple[str, str], ...]
     kind: CheckpointKind
 
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "created_at": self.created_at, "label": self.label, "kind": self.kind,
+                "files": list(self.files), "skipped": _pairs(self.skipped)}
+
 
 @dataclass(frozen=True)
 class FileDiff:
@@ -34,13 +38,16 @@ class FileDiff:
     status: DiffStatus
     unified: str
 
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, "status": self.status, "unified": self.unified}
+
 
 @dataclass(frozen=True)
 class RestoreResult:
     """What a restore did; `safety_checkpoint_id` undoes it.
 
-    `skipped` lists paths left alone, with why (not saved at the checkpoint, or current content
-    not saved so overwriting it could not be undone).
+    `skipped` lists paths left alone, with why (not saved at the checkpoint, no state at the
+    checkpoint, or current content not saved so overwriting it could not be undone).
     """
 
     checkpoint_id: str
@@ -48,3 +55,13 @@ class RestoreResult:
     restored: tuple[str, ...]
     deleted: tuple[str, ...]
     skipped: tuple[tuple[str, str], ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"checkpoint_id": self.checkpoint_id, "safety_checkpoint_id": self.safety_checkpoint_id,
+                "restored": list(self.restored), "deleted": list(self.deleted),
+                "skipped": _pairs(self.skipped)}
+
+
+def _pairs(items: tuple[tuple[str, str], ...]) -> list[list[str]]:
+    """(path, why) pairs as JSON arrays: [[PATH, WHY], ...]."""
+    return [list(item) for item in items]

@@ -17,6 +17,8 @@ from dulwich.object_store import DiskObjectStore
 from dulwich.objects import Blob
 from dulwich.repo import Repo
 
+from intentd.daemon.engine.statedir import PRIVATE_DIR, make_tree_private
+
 from .errors import CorruptStore, DiskFull
 
 if TYPE_CHECKING:  # a NewType in recent dulwich only; plain bytes at run time
@@ -28,6 +30,8 @@ PACK_THRESHOLD = 64
 # Packs are written in chunks so a first checkpoint of a big workspace never holds it all in memory.
 PACK_CHUNK_BYTES = 32 * 2**20
 _NO_SPACE = (errno.ENOSPC, errno.EDQUOT)
+# Blobs are copies of workspace files: only their owner may read them, and nobody rewrites them.
+PRIVATE_FILE = 0o400
 # (blob sha, path it was saved for): the path lets git pick delta bases among versions of a file.
 Named = Sequence[tuple[str, str]]
 
@@ -73,14 +77,12 @@ class BlobStore:
         self._pack_dir = self._objects_dir / "pack"
         if not self._pack_dir.is_dir():
             Repo.init_bare(str(git_dir), mkdir=not git_dir.exists()).close()
+            make_tree_private(git_dir)
         self._objects = DiskObjectStore(str(self._objects_dir))
         self.loose_count = sum(1 for _ in self._loose_files())
 
     def close(self) -> None:
         self._objects.close()
-
-    def has(self, sha: str) -> bool:
-        return _oid(sha) in self._objects
 
     def put(self, blobs: Sequence[Blob]) -> int:
         """Store blobs not stored yet; returns the disk bytes added. ENOSPC becomes DiskFull."""
@@ -98,9 +100,14 @@ class BlobStore:
             raise
 
     def _write_loose(self, blob: Blob) -> int:
+        path = self._loose_path(blob_sha(blob))
+        folder_existed = os.path.isdir(os.path.dirname(path))
         self._objects.add_object(blob)
+        os.chmod(path, PRIVATE_FILE)  # dulwich leaves it 0444
+        if not folder_existed:
+            os.chmod(os.path.dirname(path), PRIVATE_DIR)
         self.loose_count += 1
-        return disk_usage(self._loose_path(blob_sha(blob)))
+        return disk_usage(path)
 
     def _import_pack(self, blobs: list[Blob]) -> int:
         """One pack through `git fast-import` (C, no delta search): twice dulwich's packing speed."""
@@ -112,14 +119,7 @@ class BlobStore:
             stream += b"\n"
         # unpackLimit=0: below 100 objects fast-import would otherwise explode the pack into loose files
         command = ["-c", "fastimport.unpackLimit=0", "fast-import", "--quiet", "--depth=0"]
-        try:
-            return self._git_pack(command, bytes(stream))[0]
-        except FileNotFoundError:  # no git on PATH: dulwich packs too, only slower
-            pack = self._objects.add_objects([(blob, None) for blob in blobs])
-            if pack is None:
-                return 0
-            return sum(disk_usage(str(self._pack_dir / f"pack-{_text(pack.name())}{ext}"))
-                       for ext in (".pack", ".idx"))
+        return self._git_pack(command, bytes(stream))[0]
 
     def _git_pack(self, args: list[str], stdin: bytes) -> tuple[int, str]:
         """Run a git command that writes one pack; returns (bytes added on disk, its stdout)."""
@@ -135,6 +135,8 @@ class BlobStore:
             text = done.stderr.decode("utf-8", "replace").strip()
             code = errno.ENOSPC if "No space left" in text else errno.EIO
             raise OSError(code, text.splitlines()[-1] if text else f"git {args[0]} failed")
+        for name in added:  # git leaves packs 0444
+            os.chmod(self._pack_dir / name, PRIVATE_FILE)
         size = sum(disk_usage(str(self._pack_dir / name)) for name in added)
         return size, done.stdout.decode("ascii", "replace").strip()
 

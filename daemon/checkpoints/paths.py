@@ -1,20 +1,11 @@
-"""Workspace-relative path handling and where a workspace's store lives by default."""
+"""Workspace-relative path handling."""
 
 from __future__ import annotations
 
-import hashlib
 import os
 import posixpath
-from pathlib import Path
 
 from .errors import InvalidPath
-
-
-def default_state_dir(workspace: Path) -> Path:
-    """$XDG_STATE_HOME/intentd/checkpoints/<hash of the workspace's absolute path>."""
-    base = os.environ.get("XDG_STATE_HOME") or os.path.join(Path.home(), ".local", "state")
-    digest = hashlib.sha256(os.fsencode(os.path.abspath(workspace))).hexdigest()[:16]
-    return Path(base) / "intentd" / "checkpoints" / digest
 
 
 def normalize(path: str) -> str:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import re
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -11,8 +13,10 @@ from pathlib import Path
 from types import TracebackType
 from typing import Literal, Self
 
+from intentd.daemon.engine.statedir import checkpoints_dir, ensure_private, make_tree_private
+
 from .capture import Capture, Capturer
-from .diffing import file_diff
+from .diffing import file_diff, unknown_diff
 from .dirty import DirtyTracker
 from .errors import (
     CheckpointError,
@@ -20,12 +24,12 @@ from .errors import (
     UnknownCheckpoint,
     WorkspaceMissing,
 )
-from .ignore import IgnoreRules
+from .ignore import IgnoreRules, PolicyRules, policy_key
 from .lock import StoreLock
 from .manifest import Draft, Manifest, Row
 from .model import Checkpoint, FileDiff, RestoreResult
 from .objects import BlobStore
-from .paths import default_state_dir, normalize, under
+from .paths import normalize, under
 from .recorder import Changes, Recorder
 from .restore import Restorer, plan
 from .state import ABSENT, Entry
@@ -35,6 +39,8 @@ from .upkeep import Upkeep
 Checkpoints = list[Checkpoint]
 FileDiffs = list[FileDiff]
 _ID = re.compile(r"(?:cp-)?0*(\d{1,18})")
+NO_STATE = "no state at this checkpoint; left in place"
+log = logging.getLogger(__name__)
 
 
 def make_id(seq: int) -> str:
@@ -56,7 +62,12 @@ def _fs_clock_ns() -> int:
 
 
 class CheckpointStore:
-    """Checkpoints of one workspace, kept outside it (see the package docstring)."""
+    """Checkpoints of one workspace, kept outside it (see the package docstring).
+
+    ignore_rules returns the workspace's policy rules as they are now (they may be edited while
+    the store is open): what they hide is never saved, and a change of them makes the next
+    command checkpoint scan the workspace, as a .gitignore change does.
+    """
 
     def __init__(
         self,
@@ -65,7 +76,7 @@ class CheckpointStore:
         *,
         max_file_bytes: int = 5 * 2**20,
         max_store_bytes: int = 2 * 2**30,
-        is_ignored: Callable[[str], bool] | None = None,
+        ignore_rules: Callable[[], PolicyRules] | None = None,
         watch: bool = True,
     ) -> None:
         root = os.path.abspath(workspace)
@@ -73,10 +84,10 @@ class CheckpointStore:
             raise WorkspaceMissing(f"workspace {root} does not exist (moved or deleted?)")
         self._root = root
         self._identity = self._stat_root()
-        self.state_dir = Path(state_dir) if state_dir is not None else default_state_dir(Path(root))
+        self.state_dir = Path(state_dir) if state_dir is not None else checkpoints_dir(Path(root))
         self._open_state_dir()
         skip = self._store_inside_workspace()
-        self._rules = IgnoreRules(root, is_ignored, skip)
+        self._rules = _ignore_rules(root, ignore_rules, skip)
         self._lock = StoreLock(self.state_dir / "lock")
         with self._lock.hold():
             self._blobs = BlobStore(self.state_dir / "git")
@@ -84,18 +95,25 @@ class CheckpointStore:
         self._recorder = Recorder(root, self._blobs, max_file_bytes)
         self._tracker: DirtyTracker | None = None
         if watch:
-            tracker = DirtyTracker(root, str(self.state_dir / "watch"), skip)
+            tracker = DirtyTracker(root, str(self.state_dir / "watch"), self._rules.skipped_dir)
             self._tracker = tracker if tracker.start() else None
         self._capturer = Capturer(root, self._rules, self._recorder, self._tracker)
         self._known: dict[str, tuple[int, Entry]] = {}
         self._generation = -1
         self._drained_seq = -1
         self._upkeep = Upkeep(self._manifest, self._blobs, max_store_bytes)
+        self._upkeep_thread: threading.Thread | None = None
 
     def _open_state_dir(self) -> None:
+        """The store holds copies of workspace files: its folder and files are the owner's only."""
         try:
-            self.state_dir.mkdir(parents=True, exist_ok=True)
-            (self.state_dir / "WORKSPACE").write_text(self._root + "\n", encoding="utf-8")
+            was_open = self.state_dir.is_dir() and self.state_dir.stat().st_mode & 0o077
+            ensure_private(self.state_dir)
+            if was_open:  # made before stores were kept private
+                make_tree_private(self.state_dir)
+            fd = os.open(self.state_dir / "WORKSPACE", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(self._root + "\n")
         except OSError as exc:
             raise CheckpointError(f"cannot use checkpoint store {self.state_dir}: {exc.strerror}") from exc
 
@@ -107,6 +125,7 @@ class CheckpointStore:
 
     def disk_usage(self) -> int:
         """Bytes the store takes on disk now."""
+        self.wait_for_upkeep()
         with self._lock.hold(exclusive=False):
             self._manifest.flush()
             return self._upkeep.measure()
@@ -118,6 +137,7 @@ class CheckpointStore:
 
     def close(self) -> None:
         """Stop the watcher and release the store."""
+        self.wait_for_upkeep()
         if self._tracker is not None:
             self._tracker.stop()
             self._tracker = None
@@ -136,10 +156,12 @@ class CheckpointStore:
 
     def list(self) -> Checkpoints:
         """Every checkpoint still stored, oldest first."""
+        self.wait_for_upkeep()
         with self._lock.hold(exclusive=False):
             return [self._checkpoint(row) for row in self._manifest.rows()]
 
     def get(self, checkpoint_id: str) -> Checkpoint:
+        self.wait_for_upkeep()
         with self._lock.hold(exclusive=False):
             return self._checkpoint(self._row(checkpoint_id))
 
@@ -150,6 +172,7 @@ class CheckpointStore:
         if against not in ("current", "next"):
             raise CheckpointError(f"against must be 'current' or 'next', not {against!r}")
         prefix = normalize(path) if path is not None else None
+        self.wait_for_upkeep()
         with self._lock.hold():
             row = self._row(checkpoint_id)
             upto = self._manifest.next_seq(row.seq) if against == "next" else None
@@ -159,7 +182,7 @@ class CheckpointStore:
                 fresh: dict[str, bytes] = {}
             else:
                 old, new, fresh = self._against_now(row)
-            return self._diffs(old, new, fresh, prefix)
+            return self._diffs(row, old, new, fresh, prefix)
 
     def _against_now(self, row: Row) -> tuple[dict[str, Entry], dict[str, Entry], dict[str, bytes]]:
         """The checkpoint's states and the workspace's, for every path that may differ."""
@@ -174,17 +197,21 @@ class CheckpointStore:
                for p in paths if p in changes.entries or p in self._known}
         return old, new, changes.data
 
-    def _diffs(self, old: dict[str, Entry], new: dict[str, Entry], fresh: dict[str, bytes],
+    def _diffs(self, row: Row, old: dict[str, Entry], new: dict[str, Entry], fresh: dict[str, bytes],
                prefix: str | None) -> FileDiffs:
         def load(path: str, entry: Entry) -> bytes:
             data = fresh.get(path)
             return data if data is not None and new.get(path) is entry else self._blobs.get(entry.sha)
 
         found: FileDiffs = []
-        for path in sorted(old):
+        for path in sorted(old.keys() | new.keys()):
             if prefix is not None and not under(path, prefix):
                 continue
-            change = file_diff(path, old[path], new.get(path, ABSENT), load)
+            if path not in old:  # first recorded after the checkpoint (after a gap in watching)
+                unknown = new[path].present and self._changed_since(row, path)
+                change = unknown_diff(path, NO_STATE) if unknown else None
+            else:
+                change = file_diff(path, old[path], new.get(path, ABSENT), load)
             if change is not None:
                 found.append(change)
         return found
@@ -196,6 +223,7 @@ class CheckpointStore:
         command) whatever changed since the previous checkpoint."""
         if isinstance(paths, str):
             raise InvalidPath("paths must be a list of paths, not one string")
+        self.wait_for_upkeep()
         with self._lock.hold():
             return self._create(paths, label)
 
@@ -219,7 +247,7 @@ class CheckpointStore:
             self._drained_seq = seq
         self._remember(seq, changes)
         if upkeep:
-            self._run_upkeep()
+            self._start_upkeep()
         return self._checkpoint(self._manifest.row(seq, make_id(seq)))
 
     def _observe(self, paths: Sequence[str] | None, *, drain: bool,
@@ -238,9 +266,28 @@ class CheckpointStore:
             created_after_ns=prev.clock_ns if continues and prev is not None else None, save=save)
         return capture, changes, int(meta["run_start"]) if continues else None
 
+    def _start_upkeep(self) -> None:
+        """Storage upkeep, when due, runs on its own thread: alongside the tool the checkpoint was
+        taken for, not before it. It holds the store's lock; the store's next call waits for it."""
+        running = self._upkeep_thread
+        if (running is None or not running.is_alive()) and self._upkeep.due():
+            self._upkeep_thread = threading.Thread(target=self._run_upkeep, daemon=True,
+                                                   name=f"checkpoint upkeep {os.path.basename(self._root)}")
+            self._upkeep_thread.start()
+
     def _run_upkeep(self) -> None:
-        if self._upkeep.after_checkpoint():
-            self._generation = -1  # entries moved between checkpoints: reload the known state
+        try:
+            with self._lock.hold():
+                if self._upkeep.after_checkpoint():
+                    self._generation = -1  # entries moved between checkpoints: reload the known state
+        except Exception:  # a thread's failure must reach the log, not vanish
+            log.exception("checkpoints: storage upkeep in %s failed", self.state_dir)
+
+    def wait_for_upkeep(self) -> None:
+        """Return once the upkeep started by the last checkpoint (if any) is done."""
+        thread = self._upkeep_thread  # kept once done: joining it again returns at once
+        if thread is not None and thread is not threading.current_thread():
+            thread.join()
 
     def _remember(self, seq: int, changes: Changes) -> None:
         for path, entry in changes.entries.items():
@@ -253,6 +300,7 @@ class CheckpointStore:
         """Bring the workspace (or one file or folder of it) back to the checkpoint's state,
         after taking a safety checkpoint that undoes it."""
         prefix = normalize(path) if path is not None else None
+        self.wait_for_upkeep()
         with self._lock.hold():
             row = self._row(checkpoint_id)
             name = make_id(row.seq)
@@ -264,13 +312,16 @@ class CheckpointStore:
             paths = [p for p in self._manifest.changed_after(row.seq)
                      if prefix is None or under(p, prefix)]
             targets = self._manifest.states_at(row.seq, paths)
-            current = {p: self._known[p][1] for p in targets if p in self._known}
+            current = {p: self._known[p][1] for p in paths if p in self._known}
             ops, skipped = plan(targets, current)
+            unknown = [(p, NO_STATE) for p in paths if p not in targets and p in current
+                       and current[p].present and self._changed_since(row, p)]
             try:
                 restored, deleted, refused = Restorer(self._root, self._blobs, self._recorder).apply(ops)
             finally:
-                self._run_upkeep()
-        return RestoreResult(name, safety.id, tuple(restored), tuple(deleted), tuple(skipped + refused))
+                self._start_upkeep()
+        left = sorted(skipped + refused + unknown)
+        return RestoreResult(name, safety.id, tuple(restored), tuple(deleted), tuple(left))
 
     # -- helpers -------------------------------------------------------------------------
 
@@ -285,6 +336,14 @@ class CheckpointStore:
         if self._stat_root() != self._identity:
             raise WorkspaceMissing(f"workspace {self._root} was replaced by another folder since the "
                                    "store opened (moved or deleted?); reopen the store")
+
+    def _changed_since(self, row: Row, path: str) -> bool:
+        """False when the file has not changed since before checkpoint row (its ctime is older
+        than the clock then): its state at row, never recorded, is its state now. File times lag
+        the clock by up to a tick, so a change in the first milliseconds of the checkpoint may
+        pass for older; no tool runs before the checkpoint is done."""
+        st = self._recorder.stat(path)
+        return st is None or st.ctime_ns >= row.clock_ns
 
     def _sync_known(self) -> None:
         """Reload the known state when another process (or a prune) changed the manifest."""
@@ -301,3 +360,10 @@ class CheckpointStore:
         kind: Literal["files", "command"] = "files" if row.kind == "files" else "command"
         return Checkpoint(make_id(row.seq), row.created_ns / 1e9, row.label, row.files,
                           row.skipped, kind)
+
+
+def _ignore_rules(root: str, policy: Callable[[], PolicyRules] | None, skip: list[str]) -> IgnoreRules:
+    """The store's ignore rules: git's, plus the workspace's policy as it is at each call."""
+    if policy is None:
+        return IgnoreRules(root, None, skip)
+    return IgnoreRules(root, lambda rel: policy().ignores(rel), skip, lambda: policy_key(policy()))

@@ -1,4 +1,4 @@
-"""Storage upkeep after each checkpoint: pack loose objects, merge small packs, prune oldest first
+"""Storage upkeep after a checkpoint: pack loose objects, merge small packs, prune oldest first
 to stay under the storage cap."""
 
 from __future__ import annotations
@@ -16,6 +16,8 @@ log = logging.getLogger(__name__)
 LOOSE_LIMIT = 64
 SMALL_PACK_BYTES = 8 * 2**20
 MAX_SMALL_PACKS = 16
+# A prune aims this far under the cap, so the next checkpoints do not each prune (and repack) again.
+PRUNE_ROOM = 8  # 1/8 of the cap
 
 
 class Upkeep:
@@ -26,6 +28,7 @@ class Upkeep:
         self._blobs = blobs
         self._cap = max_store_bytes
         self._pruned_at = 0
+        self._dropped = 0
 
     def measure(self) -> int:
         """Bytes the store takes on disk: objects and manifest (with its write-ahead log)."""
@@ -33,17 +36,23 @@ class Upkeep:
         return self._blobs.disk_bytes() + sum(
             disk_usage(manifest + suffix) for suffix in ("", "-wal", "-shm"))
 
+    def due(self) -> bool:
+        """Whether after_checkpoint has anything to do (cheap: a counter and one meta query)."""
+        return self._blobs.loose_count >= LOOSE_LIMIT or self._prune_due()
+
     def after_checkpoint(self) -> bool:
-        """Run what is due; True when checkpoints were pruned (entries moved between them).
-        Failures are logged, not raised: the checkpoint itself is already safely recorded."""
+        """Run what is due; True when checkpoints were dropped (entries moved between them).
+        Failures are logged, not raised: the checkpoints themselves are already safely recorded."""
+        self._dropped = 0
         try:
             if self._blobs.loose_count >= LOOSE_LIMIT:
                 self._pack_loose()
                 self._merge_small_packs()
-            return self._prune_if_needed()
+            if self._prune_due():
+                self._prune()
         except (OSError, CheckpointError) as exc:
             log.warning("checkpoints: storage upkeep in %s failed: %s", self._manifest.path.parent, exc)
-            return True
+        return self._dropped > 0
 
     def _pack_loose(self) -> None:
         shas = self._blobs.loose_shas()
@@ -56,30 +65,43 @@ class Upkeep:
             shas = [sha for name in small for sha in self._blobs.pack_shas(name)]
             self._blobs.repack(self._manifest.named(shas), drop_packs=small)
 
-    def _prune_if_needed(self) -> bool:
+    def _prune_due(self) -> bool:
         estimate = int(self._manifest.meta().get("store_bytes", "0"))
         if estimate <= self._cap:
             return False
-        if self._pruned_at > self._cap and estimate < self._pruned_at + self._cap // 16:
-            return False  # the last prune could not get under the cap: do not redo it every time
-        self._prune()
-        return True
+        # the last prune could not get under the cap: do not redo it every time
+        return not (self._pruned_at > self._cap and estimate < self._pruned_at + self._cap // 16)
 
     def _prune(self) -> None:
-        """Drop the oldest checkpoints until the store fits its cap; the newest always stays."""
+        """Drop the oldest checkpoints until the store fits its cap, then compact once; the newest
+        always stays. Another round only if the estimate of what dropping frees fell short."""
         total = self.measure()
         while total > self._cap and self._manifest.count() > 1:
-            dead = self._manifest.drop_oldest()
-            loose = self._blobs.remove_loose(dead)
-            total = self.measure()
-            if total > self._cap and loose < len(dead):  # dead blobs sit in packs: rewrite them
+            if self._drop_oldest(total):
                 self._compact()
-                total = self.measure()
+            total = self.measure()
         if total > self._cap:
             log.warning("checkpoints: %s takes %d bytes, over its cap, with one checkpoint left",
                         self._manifest.path.parent, total)
         self._manifest.set_meta({"store_bytes": str(total)})
         self._pruned_at = total
+
+    def _drop_oldest(self, total: int) -> bool:
+        """Drop oldest checkpoints until the store, less what they alone hold, should fit with
+        room to grow; True when some of their blobs sit in packs (a compaction frees them).
+
+        What a dead blob frees is estimated from its size, scaled by the store's bytes on disk
+        per byte of content: packs hold deltas, so nothing more exact exists before a repack."""
+        sizes = self._manifest.blob_sizes()
+        per_byte = total / max(1, sum(sizes.values()))
+        target = self._cap - self._cap // PRUNE_ROOM
+        in_packs = False
+        while total > target and self._manifest.count() > 1:
+            dead = self._manifest.drop_oldest()
+            self._dropped += 1
+            in_packs |= self._blobs.remove_loose(dead) < len(dead)
+            total -= int(sum(sizes.get(sha, 0) for sha in dead) * per_byte)
+        return in_packs
 
     def _compact(self) -> None:
         packs = [name for name, _size in self._blobs.packs()]

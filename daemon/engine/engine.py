@@ -258,13 +258,14 @@ class Engine:
     def checkpoint_store(self, workspace: Workspace) -> Any:
         """The workspace's checkpoint store, opened on first use."""
         from intentd.daemon.checkpoints import CheckpointStore
+        from intentd.daemon.engine.statedir import checkpoints_dir
 
         with self._lock:
             store = self._stores.get(workspace.root_str)
             if store is None:
-                store = CheckpointStore(
-                    workspace.root, workspace_state_dir(workspace.root, self.home) / "checkpoints",
-                    is_ignored=lambda rel: workspace.config.ignore.ignores(rel))
+                # a callable, so the store sees the rules in force after each reload
+                store = CheckpointStore(workspace.root, checkpoints_dir(workspace.root, self.home),
+                                        ignore_rules=lambda: workspace.config.ignore)
                 self._stores[workspace.root_str] = store
             return store
 

@@ -9,6 +9,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from intentd.daemon.engine.statedir import ensure_private
+
 MAX_ARG_CHARS = 200  # the ledger keeps digests of large arguments, not their content
 
 
@@ -28,8 +30,11 @@ class Ledger:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        ensure_private(path.parent)
         self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        st = os.fstat(self._fd)
+        if st.st_mode & 0o077 and st.st_uid == os.getuid():  # written before it was kept private
+            os.fchmod(self._fd, 0o600)
         self._lock = threading.Lock()
 
     def append(self, entry: dict[str, Any]) -> None:

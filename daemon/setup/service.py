@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import tempfile
 from pathlib import Path
 
 from intentd.daemon.setup.systemctl import Systemctl
@@ -17,6 +16,7 @@ from intentd.daemon.setup.units import (
     render_units,
     user_unit_dir,
 )
+from intentd.daemon.tools.fileio import atomic_write
 
 ENABLE_STEPS = (("daemon-reload",), ("enable", "--now", SOCKET_UNIT))
 DISABLE_STEPS = (("disable", "--now", SOCKET_UNIT, SERVICE_UNIT), ("daemon-reload",))
@@ -40,7 +40,8 @@ def install(args: argparse.Namespace, systemctl: Systemctl) -> int:
     updating = any((unit_dir / name).exists() for name in units)
     unit_dir.mkdir(parents=True, exist_ok=True)
     for name, text in units.items():
-        _write_atomic(unit_dir / name, text)
+        # systemd must never read a half-written unit
+        atomic_write(str(unit_dir / name), text, mode=0o644)
         print(f"wrote {unit_dir / name}")
     if args.no_systemctl:
         _print_steps("To start it on demand, run:", ENABLE_STEPS)
@@ -115,15 +116,3 @@ def _print_steps(title: str, steps: tuple[tuple[str, ...], ...]) -> None:
 def _shown(step: tuple[str, ...]) -> str:
     return " ".join(["systemctl", "--user", *step])
 
-
-def _write_atomic(path: Path, text: str) -> None:
-    """Write beside the target, then rename: systemd never reads a half-written unit."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(text)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise

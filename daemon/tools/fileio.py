@@ -50,11 +50,13 @@ def decode(data: bytes, path: str) -> str:
     return data.decode("utf-8", errors="replace")
 
 
-def atomic_write(path: str, text: str) -> None:
-    """Write via a temp file in the same folder, fsync, rename: a crash leaves old or new, never half."""
+def atomic_write(path: str, text: str, mode: int | None = None) -> None:
+    """Write via a temp file in the same folder, fsync, rename: a crash leaves old or new, never half.
+    The file gets `mode`, or else keeps the mode it had (a new one: 0600, mkstemp's)."""
     folder = os.path.dirname(path)
     os.makedirs(folder, exist_ok=True)
-    mode = _existing_mode(path)
+    if mode is None:
+        mode = _existing_mode(path)
     fd, temp = tempfile.mkstemp(prefix=".intentd-", suffix=".tmp", dir=folder)
     try:
         with os.fdopen(fd, "wb") as handle:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from intentd.daemon.checkpoints import CheckpointStore
@@ -70,3 +71,33 @@ def test_a_workspace_without_checkpoints(tmp_path: Path) -> None:
     done = cli("diff", "cp-000001", cwd=empty)
     assert done.returncode == 1 and "no checkpoints yet" in done.stderr
     assert not (workspace_state_dir(empty.resolve()) / "checkpoints").exists()
+
+
+def test_restore_exits_1_when_it_left_paths_alone(ws: Path) -> None:
+    with daemon_store(ws) as store:
+        cp = store.create(None, label="baseline")
+        store.create(["src/app.py"], label="first edit after a restart")
+        time.sleep(0.05)  # file times lag the checkpoint's clock by a tick or two
+        write(ws, "gap.txt", "made while nobody watched\n")
+        store.create(None, label="command")
+    done = cli("restore", cp.id, cwd=ws)
+    assert done.returncode == 1
+    assert "  left     gap.txt: no state at this checkpoint; left in place" in done.stdout
+    assert "undo with:" in done.stdout and "1 path(s) left" in done.stderr
+    as_json = cli("restore", cp.id, "--json", cwd=ws)
+    assert as_json.returncode == 1
+    skipped = json.loads(as_json.stdout)["skipped"]
+    assert skipped == [["gap.txt", "no state at this checkpoint; left in place"]]
+
+
+def test_the_cli_applies_the_workspace_policy_rules(ws: Path) -> None:
+    """A file .orchestration/ignore hides is neither copied into the store nor touched."""
+    write(ws, ".orchestration/ignore", "secrets/\n")
+    with daemon_store(ws) as store:
+        cp = store.create(None, label="baseline")
+    write(ws, "secrets/key.pem", "private\n")
+    restored = cli("restore", cp.id, "--json", cwd=ws)
+    assert restored.returncode == 0, restored.stderr
+    safety = json.loads(restored.stdout)["safety_checkpoint_id"]
+    files = {c["id"]: c["files"] for c in json.loads(cli("list", "--json", cwd=ws).stdout)}
+    assert files[safety] == [] and (ws / "secrets/key.pem").read_text() == "private\n"

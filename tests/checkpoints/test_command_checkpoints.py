@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from intentd.daemon.checkpoints import CheckpointStore, capture
+from intentd.daemon.policy.ignore import IgnoreRules as PolicyIgnore
 
 from .conftest import StoreFactory, tree, write
 
@@ -156,3 +157,26 @@ def test_names_that_are_not_utf8_are_skipped_not_fatal(ws: Path, store: Checkpoi
     cp = store.create(None, label="baseline")
     assert [why for path, why in cp.skipped if path.startswith("caf")] == ["file name is not valid UTF-8"]
     assert "README.md" in cp.files
+
+
+def test_a_policy_change_makes_the_next_command_checkpoint_scan(
+        ws: Path, make_store: StoreFactory, scans: list[str]) -> None:
+    """Un-ignoring a file in .orchestration/ignore changes no file the watcher sees: the rules'
+    fingerprint must force the scan that records it, or deleting it could not be undone."""
+    write(ws, "notes/plan.md", "the plan\n")
+    policy = {"now": PolicyIgnore((".orchestration/ignore",), ("notes/",))}
+    store = make_store(ws, ignore_rules=lambda: policy["now"])
+    assert store.watching
+    first = store.create(None, label="baseline")
+    assert "notes/plan.md" not in first.files
+    policy["now"] = PolicyIgnore()  # the person un-ignores notes/
+    scans.clear()
+    cp = store.create(None, label="before rm -r notes")
+    assert "" in scans and "notes/plan.md" in cp.files
+    scans.clear()
+    assert store.create(None, label="idle").files == () and scans == []  # once is enough
+    shutil.rmtree(ws / "notes")
+    store.restore(cp.id)
+    assert (ws / "notes/plan.md").read_text() == "the plan\n"
+    store.restore(first.id)  # it existed all along (just hidden): not deleted
+    assert (ws / "notes/plan.md").exists()

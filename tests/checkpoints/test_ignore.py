@@ -10,8 +10,9 @@ import pytest
 
 from intentd.daemon.checkpoints.ignore import IgnoreRules, compile_lines
 from intentd.daemon.checkpoints.scan import scan
+from intentd.daemon.policy.ignore import IgnoreRules as PolicyIgnore
 
-from .conftest import write
+from .conftest import StoreFactory, write
 
 FILES = [
     "a.py", "a.pyc", "keep.log", "drop.log", "top.txt", "sub/top.txt", "build/x.o", "src/build/y.o",
@@ -84,3 +85,19 @@ def test_changed_gitignore_is_reread(tmp_path: Path) -> None:
 @pytest.mark.parametrize("lines", [[], ["# only a comment", ""]])
 def test_no_patterns_compile_to_nothing(lines: list[str]) -> None:
     assert compile_lines(lines) is None
+
+
+def test_the_policy_rule_wins_over_a_gitignore_re_include(tmp_path: Path, make_store: StoreFactory) -> None:
+    """A file the policy hides from tools must not be copied into the store because a .gitignore
+    re-includes it."""
+    root = tmp_path / "ws"
+    write(root, ".gitignore", "*.env\n!prod.env\n")
+    write(root, "prod.env", "SECRET=1\n")
+    write(root, "app.py", "x = 1\n")
+    policy = PolicyIgnore((".orchestration/ignore",), ("*.env",))
+    rules = IgnoreRules(str(root), policy.ignores)
+    assert rules.is_ignored("prod.env")
+    assert set(scan(str(root), rules).files) == {".gitignore", "app.py"}
+    store = make_store(root, ignore_rules=lambda: policy)
+    assert "prod.env" not in store.create(None, label="baseline").files
+    assert dict(store.create(["prod.env"], label="edit").skipped)["prod.env"].startswith("ignored")

@@ -6,6 +6,7 @@ import hashlib
 import os
 import stat
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -177,3 +178,35 @@ def test_unsaved_big_files_are_left_alone(ws: Path, make_store: StoreFactory) ->
     result = store.restore(cp.id)
     assert (ws / "README.md").read_text() == "x" * 5000
     assert "README.md" in dict(result.skipped)
+
+
+NO_STATE = "no state at this checkpoint; left in place"
+
+
+def test_paths_with_no_state_at_the_checkpoint_are_reported(ws: Path, make_store: StoreFactory) -> None:
+    """A file first recorded after a gap (here: an incomplete checkpoint in between, as the first
+    edit after a restart is) has no state at the checkpoint: restore and diff say so."""
+    store = make_store(ws, watch=False)
+    cp = store.create(None, label="baseline")
+    store.create(["src/app.py"], label="first edit after a restart")
+    time.sleep(0.05)  # file times lag the checkpoint's clock by a tick or two
+    write(ws, "gap.txt", "made while nobody watched\n")
+    store.create(None, label="command")
+    (gap,) = store.diff(cp.id)
+    assert gap.path == "gap.txt" and NO_STATE in gap.unified
+    result = store.restore(cp.id)
+    assert result.skipped == (("gap.txt", NO_STATE),)
+    assert (ws / "gap.txt").read_text() == "made while nobody watched\n"
+
+
+def test_files_unchanged_since_before_the_checkpoint_are_not_reported(
+        ws: Path, make_store: StoreFactory) -> None:
+    """The store first sees README.md after the checkpoint, but it has not changed since before
+    it (ctime), so leaving it is exactly the checkpoint's state: nothing to report."""
+    store = make_store(ws, watch=False)
+    cp = store.create(["src/app.py"], label="edit")
+    write(ws, "src/app.py", "agent\n")
+    store.create(None, label="command")  # records the whole workspace for the first time
+    assert [d.path for d in store.diff(cp.id)] == ["src/app.py"]
+    result = store.restore(cp.id)
+    assert result.restored == ("src/app.py",) and result.skipped == ()

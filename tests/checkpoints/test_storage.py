@@ -5,6 +5,8 @@ from __future__ import annotations
 import errno
 import os
 import shutil
+import stat
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,8 +18,8 @@ from intentd.daemon.checkpoints import (
     DiskFull,
     UnknownCheckpoint,
     WorkspaceMissing,
-    default_state_dir,
 )
+from intentd.daemon.engine.statedir import checkpoints_dir, state_home
 
 from .conftest import StoreFactory, write
 
@@ -27,8 +29,8 @@ def test_default_store_lives_in_the_xdg_state_folder(ws: Path, tmp_path: Path,
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg"))
     with CheckpointStore(ws, watch=False) as store:
         store.create(["README.md"], label="one")
-        assert store.state_dir == default_state_dir(ws)
-        assert store.state_dir.is_relative_to(tmp_path / "xdg" / "intentd" / "checkpoints")
+        assert store.state_dir == checkpoints_dir(ws)  # where the engine and the CLI look
+        assert store.state_dir.is_relative_to(tmp_path / "xdg" / "intentd" / "workspaces")
         assert (store.state_dir / "git" / "objects").is_dir()
     assert sorted(os.listdir(ws)) == [".gitignore", "README.md", "build", "debug.log", "src"]
 
@@ -177,3 +179,54 @@ def test_restoring_the_oldest_checkpoint_while_over_the_cap(ws: Path, make_store
     store.restore(first.id)
     assert (ws / "data.bin").read_bytes() == original
     assert store.list()[0].label != "v0"  # pruned, but only once the restore was done
+
+
+@pytest.fixture
+def umask_022() -> Iterator[None]:
+    """The usual umask, under which files and folders are made readable by others."""
+    old = os.umask(0o022)
+    yield
+    os.umask(old)
+
+
+def open_to_others(top: Path) -> list[str]:
+    """Everything under top (top included) that group or others may read, write or enter."""
+    found = []
+    for folder, _dirs, files in os.walk(top):
+        for path in [folder, *(os.path.join(folder, name) for name in files)]:
+            if stat.S_IMODE(os.lstat(path).st_mode) & 0o077:
+                found.append(path)
+    return found
+
+
+def test_the_store_is_private_to_its_owner(ws: Path, umask_022: None) -> None:
+    for i in range(70):  # enough new files for a pack, besides the loose objects below
+        write(ws, f"gen/{i}.txt", f"file {i}\n")
+    with CheckpointStore(ws) as store:
+        store.create(None, label="baseline")
+        write(ws, "README.md", "edited\n")
+        store.create(["README.md"], label="edit")
+        home = state_home()
+        assert open_to_others(home) == []
+        for level in (home, home / "workspaces", store.state_dir.parent, store.state_dir):
+            assert stat.S_IMODE(level.stat().st_mode) == 0o700
+        objects = store.state_dir / "git" / "objects"
+        blobs = [p for p in objects.rglob("*") if p.is_file() and p.parent.name != "info"]
+        assert any(p.suffix == ".pack" for p in blobs) and any(len(p.parent.name) == 2 for p in blobs)
+        assert {stat.S_IMODE(p.stat().st_mode) for p in blobs} == {0o400}
+        manifest = store.state_dir / "manifest.sqlite3"
+        assert stat.S_IMODE(manifest.stat().st_mode) == 0o600
+
+
+def test_a_store_made_open_is_made_private_when_opened(ws: Path, tmp_path: Path,
+                                                       umask_022: None) -> None:
+    state = tmp_path / "old-store"
+    with CheckpointStore(ws, state, watch=False) as store:
+        store.create(None, label="baseline")
+    for folder, _dirs, files in os.walk(state):  # as stores were made before
+        os.chmod(folder, 0o755)
+        for name in files:
+            os.chmod(os.path.join(folder, name), 0o644)
+    with CheckpointStore(ws, state, watch=False) as store:
+        assert [c.label for c in store.list()] == ["baseline"]
+    assert open_to_others(state) == []

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import random
 import subprocess
+import threading
 from pathlib import Path
 
 import pytest
 
 from intentd.daemon.checkpoints import DiskFull, objects
-from intentd.daemon.checkpoints.upkeep import LOOSE_LIMIT
+from intentd.daemon.checkpoints.upkeep import LOOSE_LIMIT, Upkeep
 
 from .conftest import StoreFactory, write
 
@@ -93,3 +95,65 @@ def test_a_failing_pack_write_records_nothing(ws: Path, make_store: StoreFactory
     assert not list((store.state_dir / "git/objects/pack").glob("*"))
     monkeypatch.undo()
     assert len(store.create(None, label="baseline").files) > 80
+
+
+def test_a_prune_drops_what_it_must_then_compacts_once(ws: Path, tmp_path: Path, make_store: StoreFactory,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    state = tmp_path / "state"
+    store = make_store(ws, state_dir=state, watch=False)
+    for gen in range(4):  # each generation: 80 new blobs, written as one pack
+        for i in range(80):
+            write(ws, f"gen/{i}.bin", os.urandom(8 * 1024))
+        store.create(None, label=f"gen {gen}")
+    store.close()
+    repacks: list[object] = []
+    real = objects.BlobStore.repack
+
+    def counting(self: objects.BlobStore, *args: object, **kwargs: object) -> None:
+        repacks.append(kwargs.get("drop_packs"))
+        real(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(objects.BlobStore, "repack", counting)
+    store = make_store(ws, state_dir=state, watch=False, max_store_bytes=1536 * 1024)
+    write(ws, "README.md", "one more checkpoint\n")
+    store.create(None, label="over the cap")
+    assert [c.label for c in store.list()] == ["gen 3", "over the cap"]  # 3 dropped...
+    assert len(repacks) == 1  # ...and one compaction for all of them
+    assert store.disk_usage() <= 1536 * 1024
+
+
+def test_upkeep_runs_beside_the_tool_not_before_it(ws: Path, make_store: StoreFactory,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    store = make_store(ws, watch=False)
+    started, release, threads = threading.Event(), threading.Event(), []
+    real = Upkeep.after_checkpoint
+
+    def held(self: Upkeep) -> bool:
+        threads.append(threading.current_thread())
+        started.set()
+        release.wait(5)
+        return real(self)
+
+    monkeypatch.setattr(Upkeep, "after_checkpoint", held)
+    target = write(ws, "notes.txt", "v0\n")
+    for i in range(LOOSE_LIMIT):  # one new loose object each: the last one makes packing due
+        target.write_text(f"v{i + 1}\n")
+        store.create(["notes.txt"], label=f"edit {i}")
+    assert started.wait(5) and threads[0] is not threading.current_thread()
+    assert store._blobs.loose_count >= LOOSE_LIMIT  # create returned before upkeep ran
+    release.set()
+    assert len(store.list()) == LOOSE_LIMIT  # the store's next call waits for it
+    assert store._blobs.loose_count < LOOSE_LIMIT
+
+
+def test_a_failed_upkeep_that_dropped_nothing_says_so(ws: Path, make_store: StoreFactory,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    store = make_store(ws, watch=False)
+    store.create(None, label="baseline")
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise OSError(errno.EIO, "disk trouble")
+
+    monkeypatch.setattr(objects.BlobStore, "repack", broken)
+    monkeypatch.setattr(store._blobs, "loose_count", LOOSE_LIMIT)
+    assert store._upkeep.after_checkpoint() is False  # nothing moved: no reload of every entry

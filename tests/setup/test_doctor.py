@@ -10,7 +10,9 @@ from typing import Any
 
 import pytest
 
+from intentd.daemon.checkpoints import CheckpointStore
 from intentd.daemon.cli import main
+from intentd.daemon.engine.statedir import checkpoints_dir
 from intentd.daemon.setup.doctor.daemon import check_socket
 from intentd.daemon.setup.doctor.result import CheckResult
 from intentd.daemon.setup.doctor.system import (
@@ -19,7 +21,7 @@ from intentd.daemon.setup.doctor.system import (
     check_state_folder,
     check_user_service,
 )
-from intentd.daemon.setup.doctor.workspace import check_workspace
+from intentd.daemon.setup.doctor.workspace import check_checkpoints, check_workspace
 from intentd.daemon.setup.init import init_workspace
 from intentd.daemon.testing import DaemonProcess, make_workspace, write_policy
 
@@ -176,3 +178,41 @@ def test_the_json_report_lists_every_check(short_dir: Path, tmp_path: Path,
     assert names[0] == "socket folder" and {"git", "qt", "intents file", "policy file",
                                              "ignore file", "state folder"} <= set(names)
     assert all(set(check) == set(CheckResult.__dataclass_fields__) for check in report["checks"])
+
+
+def test_a_workspace_folder_open_to_others_fails_the_state_folder(tmp_path: Path) -> None:
+    home = tmp_path / "state"
+    folder = home / "workspaces" / "ws-123"
+    folder.mkdir(parents=True)
+    for level in (home, home / "workspaces"):
+        level.chmod(0o700)
+    folder.chmod(0o755)
+    result = check_state_folder(home)
+    assert result.status == "fail" and str(folder) in result.detail
+    assert result.fix == f"`chmod 700 {folder}`"
+    folder.chmod(0o700)
+    assert check_state_folder(home).status == "ok"
+
+
+def test_the_checkpoint_store_is_checked_when_there_is_one(tmp_path: Path) -> None:
+    root = make_workspace(tmp_path / "ws")
+    assert check_checkpoints(root).status == "ok"  # none yet
+    store_dir = checkpoints_dir(root.resolve())
+    with CheckpointStore(root.resolve(), store_dir, watch=False) as store:
+        store.create(None, label="baseline")
+    good = check_checkpoints(root)
+    assert good.status == "ok" and "1 checkpoint(s)" in good.detail
+    store_dir.chmod(0o755)
+    open_store = check_checkpoints(root)
+    assert open_store.status == "fail" and open_store.fix == f"`chmod 700 {store_dir}`"
+    store_dir.chmod(0o700)
+    (store_dir / "manifest.sqlite3").write_bytes(b"not a database" * 100)
+    broken = check_checkpoints(root)
+    assert broken.status == "fail" and "unreadable" in broken.detail and "mv " in broken.fix
+
+
+def test_the_report_checks_the_checkpoint_store(short_dir: Path, tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    _code, report = _doctor(capsys, "--socket", str(short_dir / "x.sock"),
+                            "--workspace", str(tmp_path))
+    assert _by_name(report)["checkpoints"]["status"] == "ok"

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import os
+import stat
 from pathlib import Path
 
 import pytest
@@ -107,3 +109,17 @@ def test_uninstall_dry_run_and_nothing_installed(unit_dir: Path,
     assert main(["uninstall-user-service", "--dry-run"]) == 0
     assert f"rm {unit_dir / SERVICE_UNIT}" in capsys.readouterr().out
     assert (unit_dir / SERVICE_UNIT).exists()
+
+
+def test_units_are_written_durably_and_readable_by_systemd(unit_dir: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    unit_dir.mkdir(parents=True)
+    (unit_dir / SERVICE_UNIT).write_text("[Service]\n")
+    (unit_dir / SERVICE_UNIT).chmod(0o600)
+    synced: list[int] = []
+    real = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: synced.append(fd) or real(fd))
+    assert install(_args(no_systemctl=True), FakeSystemctl()) == 0
+    assert len(synced) >= 2  # each unit's bytes reach the disk before the rename
+    for name in (SERVICE_UNIT, SOCKET_UNIT):
+        assert stat.S_IMODE((unit_dir / name).stat().st_mode) == 0o644

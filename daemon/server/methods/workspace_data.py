@@ -31,7 +31,7 @@ def register(table: MethodTable, core: DaemonCore) -> None:
 
     async def checkpoints_list(conn: Any, params: Params) -> dict[str, Any]:
         store = store_for(params)
-        return {"checkpoints": [checkpoint_json(c) for c in await checkpoint_op(store.list)]}
+        return {"checkpoints": [c.to_json() for c in await checkpoint_op(store.list)]}
 
     async def checkpoints_diff(conn: Any, params: Params) -> dict[str, Any]:
         against = params.opt_text("against") or "current"
@@ -40,15 +40,14 @@ def register(table: MethodTable, core: DaemonCore) -> None:
         store = store_for(params)
         diffs = await checkpoint_op(store.diff, params.text("checkpoint_id"), against=against,
                                     path=params.opt_text("path"))
-        return {"diffs": [{"path": d.path, "status": d.status, "unified": d.unified} for d in diffs]}
+        return {"diffs": [d.to_json() for d in diffs]}
 
     async def checkpoints_restore(conn: Any, params: Params) -> dict[str, Any]:
         store = store_for(params)
         done = await checkpoint_op(store.restore, params.text("checkpoint_id"),
                                    path=params.opt_text("path"))
-        return {"checkpoint_id": done.checkpoint_id, "safety_checkpoint_id": done.safety_checkpoint_id,
-                "restored": list(done.restored), "deleted": list(done.deleted),
-                "skipped": [list(item) for item in done.skipped]}
+        result: dict[str, Any] = done.to_json()
+        return result
 
     async def settings_get(conn: Any, params: Params) -> dict[str, Any]:
         return settings_json(core.workspace(params))
@@ -94,12 +93,6 @@ def _matches(entry: dict[str, Any], filters: dict[str, str | None]) -> bool:
     return ((filters["session_id"] is None or intent.get("session") == filters["session_id"])
             and (filters["tool"] is None or intent.get("tool") == filters["tool"])
             and (filters["decision"] is None or entry.get("decision") == filters["decision"]))
-
-
-def checkpoint_json(checkpoint: Any) -> dict[str, Any]:
-    return {"id": checkpoint.id, "created_at": checkpoint.created_at, "label": checkpoint.label,
-            "kind": checkpoint.kind, "files": list(checkpoint.files),
-            "skipped": [list(s) for s in checkpoint.skipped]}
 
 
 def settings_json(workspace: Workspace) -> dict[str, Any]:

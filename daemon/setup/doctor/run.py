@@ -16,7 +16,7 @@ from intentd.daemon.setup.doctor.system import (
     check_state_folder,
     check_user_service,
 )
-from intentd.daemon.setup.doctor.workspace import check_workspace
+from intentd.daemon.setup.doctor.workspace import check_checkpoints, check_workspace
 
 LABELS = {"ok": "ok", "warn": "WARN", "fail": "FAIL", "skip": "--"}
 
@@ -29,6 +29,7 @@ def run_checks(socket_path: Path, workspace: Path) -> list[CheckResult]:
         check_git(),
         check_qt(),
         *check_workspace(workspace),
+        check_checkpoints(workspace),
     ]
 
 

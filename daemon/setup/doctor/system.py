@@ -6,6 +6,7 @@ import importlib.util
 import os
 import shlex
 import shutil
+import stat
 import subprocess
 import sys
 from collections.abc import Mapping
@@ -80,21 +81,37 @@ def check_qt(env: Mapping[str, str] | None = None, timeout: float = 30.0) -> Che
 
 
 def check_state_folder(home: Path | None = None) -> CheckResult:
-    """Checkpoints and ledgers hold copies of files and commands: only their owner may read them."""
+    """Checkpoints and ledgers hold copies of files and commands: only their owner may read them.
+    The folder and the ones intentd makes in it (workspaces/, one per workspace) are checked."""
     folder = home or state_home()
     try:
         st = folder.stat()
     except FileNotFoundError:
-        return ok("state folder", f"{folder} will be created on first use")
+        return ok("state folder", f"{folder} will be created on first use, private")
     except OSError as exc:
         return fail("state folder", f"{folder}: {exc.strerror}",
                     f"check the permissions of {folder.parent}")
-    problem = private_problem(folder, st, 0o700)
+    problem = private_problem(folder, st, 0o700) or _open_subfolder(folder)
     if problem:
         return fail("state folder", problem[0] + " (it holds copies of your files)", problem[1])
     if not os.access(folder, os.W_OK | os.X_OK):
         return fail("state folder", f"{folder} is not writable", f"`chmod u+rwx {folder}`")
     return ok("state folder", f"{folder} is yours and private")
+
+
+def _open_subfolder(home: Path) -> tuple[str, str] | None:
+    """The problem of the first folder under home (two levels down) open to others, if any."""
+    try:
+        levels = [*home.iterdir(), *(home / "workspaces").glob("*")]
+        for path in sorted(levels):
+            st = path.lstat()
+            if stat.S_ISDIR(st.st_mode):
+                problem: tuple[str, str] | None = private_problem(path, st, 0o700)
+                if problem:
+                    return problem
+    except OSError as exc:
+        return f"{home}: {exc.strerror}", f"check the permissions of {home}"
+    return None
 
 
 def check_user_service(unit_dir: Path | None = None) -> CheckResult:

@@ -1,10 +1,13 @@
-"""Doctor checks of a workspace's `.orchestration/` files, with the daemon's own loaders."""
+"""Doctor checks of a workspace's `.orchestration/` files and checkpoint store, with the daemon's
+own loaders."""
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 
-from intentd.daemon.setup.doctor.result import CheckResult, fail, ok, warn
+from intentd.daemon.setup.doctor.result import CheckResult, fail, ok, private_problem, skip, warn
 
 DEFAULT_STATUSES = ("IN_PROGRESS",)
 
@@ -24,6 +27,40 @@ def check_workspace(root: Path) -> list[CheckResult]:
     policy_result, statuses = _check_policy(root / POLICY_FILE)
     return [_check_intents(root, root / INTENTS_FILE, statuses), policy_result,
             _check_ignore(root)]
+
+
+def check_checkpoints(root: Path, home: Path | None = None) -> CheckResult:
+    """The workspace's checkpoint store, if it has one: private, writable, and readable."""
+    from intentd.daemon.checkpoints import CheckpointError, CheckpointStore
+    from intentd.daemon.engine.statedir import checkpoints_dir
+
+    if not root.is_dir():
+        return skip("checkpoints", f"{root} is not a folder")
+    root = root.resolve()
+    store = checkpoints_dir(root, home)
+    try:
+        st = store.stat()
+    except FileNotFoundError:
+        return ok("checkpoints", "none yet: the first tool call that changes something makes them")
+    except OSError as exc:
+        return fail("checkpoints", f"{store}: {exc.strerror}", f"check the permissions of {store.parent}")
+    if not stat.S_ISDIR(st.st_mode):
+        return fail("checkpoints", f"{store} is not a folder", f"move it aside: `mv {store} {store}.old`")
+    problem = private_problem(store, st, 0o700)
+    if problem:
+        return fail("checkpoints", problem[0] + " (it holds copies of your files)", problem[1])
+    if not os.access(store, os.R_OK | os.W_OK | os.X_OK):
+        return fail("checkpoints", f"{store} is not writable", f"`chmod -R u+rwX {store}`")
+    aside = (f"move it aside (`mv {store} {store}.broken`): the next checkpoint starts a new "
+             "store, and the old one stays readable with git")
+    try:
+        with CheckpointStore(root, store, watch=False) as opened:
+            count = len(opened.list())
+    except CheckpointError as exc:
+        return fail("checkpoints", str(exc), aside)
+    except (OSError, ValueError) as exc:
+        return fail("checkpoints", f"{store} cannot be opened: {exc}", aside)
+    return ok("checkpoints", f"{store}: {count} checkpoint(s)")
 
 
 def _check_policy(path: Path) -> tuple[CheckResult, tuple[str, ...]]:
