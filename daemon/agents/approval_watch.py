@@ -1,23 +1,47 @@
-"""Watches one session's approvals: says which waits for a person, or approves it (demo --yes)."""
+"""Watches the daemon's approval requests on its own connection and hands each to a callback."""
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from intentd.daemon import protocol
-from intentd.daemon.client import Client, DaemonUnavailable
+from intentd.daemon.agents.gateway import GatewayError
+from intentd.daemon.client import Client, DaemonUnavailable, RpcError
+
+
+@dataclass(frozen=True)
+class Reply:
+    """An answer to one approval request."""
+
+    approve: bool
+    feedback: str | None = None
+
+
+# Called on the watcher's thread with the request (docs/protocol.md `approvals/requested`);
+# a Reply answers it, None leaves it to someone else.
+OnRequest = Callable[[dict[str, Any]], Reply | None]
 
 
 class ApprovalWatcher:
-    """On its own connection: approvals of one session are announced (and approved with --yes)."""
+    """Requests of one session (every session when `session_id` is None) go to `on_request`.
 
-    def __init__(self, socket_path: Path | None, session_id: str, approve: bool, out: TextIO):
-        self.session_id, self.approve, self.out = session_id, approve, out
-        self.client = Client(socket_path, timeout=10).connect()
-        self.client.initialize("intentd-approval-watcher")
-        self.client.call(protocol.EVENTS_SUBSCRIBE, {"events": [protocol.APPROVALS_REQUESTED]})
+    The daemon knows the answering connection by `client_name` (its `initialize` name)."""
+
+    def __init__(self, socket_path: Path | None, session_id: str | None, on_request: OnRequest,
+                 *, client_name: str = "intentd-approval-watcher", timeout: float = 10) -> None:
+        self.session_id, self.on_request = session_id, on_request
+        self.client = Client(socket_path, timeout=timeout)
+        try:
+            self.client.connect()
+            self.client.initialize(client_name)
+            self.client.call(protocol.EVENTS_SUBSCRIBE, {"events": [protocol.APPROVALS_REQUESTED]})
+        except (DaemonUnavailable, RpcError, TimeoutError) as exc:
+            self.client.close()
+            raise GatewayError(f"cannot watch the daemon's approvals: {exc}") from None
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="approval-watcher", daemon=True)
         self._thread.start()
@@ -25,27 +49,49 @@ class ApprovalWatcher:
     def _loop(self) -> None:
         while not self._stop.is_set():
             try:
-                note = self.client.next_notification(timeout=0.2)
+                note = self.client.next_notification(timeout=0.1)
             except (DaemonUnavailable, OSError):
                 return
             if note is None or note.get("method") != protocol.APPROVALS_REQUESTED:
                 continue
             request = note.get("params") or {}
-            if request.get("session_id") == self.session_id:
-                self._on_request(str(request.get("id")))
+            if self.session_id is None or request.get("session_id") == self.session_id:
+                self._answer(request, self.on_request(request))
 
-    def _on_request(self, approval_id: str) -> None:
-        if not self.approve:
-            self.out.write(f"   ... waiting for a person: approve {approval_id} in the desktop "
-                           f"app, or run `intentd approve {approval_id}` in another terminal\n")
-            self.out.flush()
+    def _answer(self, request: dict[str, Any], reply: Reply | None) -> None:
+        if reply is None:
             return
-        self.out.write(f"   ... {approval_id} is approved by the demo script (--yes)\n")
-        self.out.flush()
-        self.client.send(protocol.request(protocol.APPROVALS_RESPOND, {
-            "approval_id": approval_id, "decision": protocol.APPROVE}, id=f"watch-{approval_id}"))
+        params: dict[str, Any] = {"approval_id": request.get("id"),
+                                  "decision": protocol.APPROVE if reply.approve else protocol.REJECT}
+        if reply.feedback:
+            params["feedback"] = reply.feedback
+        try:
+            self.client.send(protocol.request(protocol.APPROVALS_RESPOND, params,
+                                              id=f"watch-{request.get('id')}"))
+        except DaemonUnavailable:
+            self._stop.set()
 
     def close(self) -> None:
         self._stop.set()
         self._thread.join(2)
         self.client.close()
+
+
+def announce(out: TextIO) -> OnRequest:
+    """Says where a person can answer; answers nothing itself."""
+    def on_request(request: dict[str, Any]) -> Reply | None:
+        approval_id = request.get("id")
+        out.write(f"   ... waiting for a person: approve {approval_id} in the desktop app, or run "
+                  f"`intentd approve {approval_id}` in another terminal\n")
+        out.flush()
+        return None
+    return on_request
+
+
+def approve_as(label: str, out: TextIO) -> OnRequest:
+    """Approves every request, saying so (the scripted demo with --yes)."""
+    def on_request(request: dict[str, Any]) -> Reply | None:
+        out.write(f"   ... {request.get('id')} is approved by {label}\n")
+        out.flush()
+        return Reply(True)
+    return on_request

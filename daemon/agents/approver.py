@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
 import sys
-from typing import Any, TextIO
+from typing import TextIO
 
+from intentd.daemon.agents.calls import preview
 from intentd.daemon.agents.local_gateway import Answer, Approver, NoPerson
 from intentd.daemon.engine.engine import Evaluation
 from intentd.daemon.engine.preview import proposed_diff
@@ -24,12 +24,6 @@ def shown_diff(ev: Evaluation) -> str | None:
     return "\n".join(lines)
 
 
-def describe(ev: Evaluation) -> str:
-    args: Any = ev.ctx.args
-    shown = {k: v for k, v in args.items() if k != "content"} if isinstance(args, dict) else args
-    return f"{ev.ctx.name} {json.dumps(shown, ensure_ascii=False)[:300]}"
-
-
 class TerminalApprover:
     """Asks y/n (and optional feedback) on the terminal; without a terminal, refuses."""
 
@@ -42,7 +36,8 @@ class TerminalApprover:
                            "in-process without a terminal (start `intentd serve` and approve in "
                            "the desktop app)")
         out = self.stdout
-        out.write(f"\n  approval needed: {describe(ev)}\n  why: {ev.decision.reason}\n")
+        out.write(f"\n  approval needed: {ev.ctx.name} {preview(ev.ctx.args)}\n"
+                  f"  why: {ev.decision.reason}\n")
         diff = shown_diff(ev)
         if diff:
             out.write("  " + diff.replace("\n", "\n  ") + "\n")

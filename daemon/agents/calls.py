@@ -1,8 +1,9 @@
-"""The answer to one tool call as an agent sees it, whichever way (daemon or in-process) it went."""
+"""One tool call's answer as an agent sees it (daemon or in-process), and how calls are shown."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import json
+from dataclasses import dataclass
 from typing import Any
 
 
@@ -16,11 +17,17 @@ class CallResult:
     approved_by: str | None = None  # "auto" | "person" | None
     checkpoint_id: str | None = None
     feedback: str | None = None
-    data: dict[str, Any] = field(default_factory=dict)
 
     @property
     def ran(self) -> bool:
         return self.decision == "allow"
+
+    @property
+    def approval(self) -> str | None:
+        """Who approved it, worded for people; None when nobody had to."""
+        if self.approved_by in (None, "auto"):
+            return None
+        return approval_reason(str(self.approved_by))
 
     @property
     def is_error(self) -> bool:
@@ -42,9 +49,33 @@ class CallResult:
         return cls(decision=str(answer.get("decision", "deny")), stage=str(answer.get("stage", "")),
                    reason=str(answer.get("reason", "")), ok=bool(result.get("ok", False)),
                    output=str(result.get("output", "")), approved_by=answer.get("approved_by"),
-                   checkpoint_id=answer.get("checkpoint_id"), feedback=answer.get("feedback"),
-                   data=dict(result.get("data") or {}))
+                   checkpoint_id=answer.get("checkpoint_id"), feedback=answer.get("feedback"))
 
     @classmethod
     def refused(cls, stage: str, reason: str) -> CallResult:
         return cls(decision="deny", stage=stage, reason=reason, output=reason)
+
+
+def approval_reason(by: str) -> str:
+    """"approved by a person" (`approved_by` "person"), "approved by the demo script", …"""
+    return f"approved by {'a person' if by == 'person' else by}"
+
+
+def preview(args: Any) -> str:
+    """A call's arguments on one line; long strings (file contents) shown as their length."""
+    if not isinstance(args, dict):
+        return repr(args)[:200]
+    shown = {k: (f"[{len(v)} chars]" if isinstance(v, str) and len(v) > 80 else v)
+             for k, v in args.items()}
+    return json.dumps(shown, ensure_ascii=False, default=str)[:300]
+
+
+def summary(result: CallResult) -> str:
+    """What came of a call, on one line."""
+    if not result.ran:
+        return f"refused ({result.stage}): {result.reason}"
+    first = (result.output.strip().splitlines() or [""])[0][:160]
+    status = "ok" if result.ok else "failed"
+    by = f", {result.approval}" if result.approval else ""
+    checkpoint = f", checkpoint {result.checkpoint_id}" if result.checkpoint_id else ""
+    return f"{status}{by}{checkpoint}: {first}"

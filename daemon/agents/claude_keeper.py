@@ -29,10 +29,15 @@ START_TIMEOUT = 15.0
 class KeeperFailed(Exception):
     """The keeper could not open a session; the message says why."""
 
+    def __init__(self, message: str, timed_out: bool = False) -> None:
+        super().__init__(message)
+        self.timed_out = timed_out  # no answer in time (rather than an error it reported)
+
 
 def start_keeper(socket_path: Path | None, workspace: str, state_path: Path,
-                 intent_id: str | None) -> dict[str, Any]:
-    """Start a keeper and wait for its first line: {"session_id", "pid", "intent_id", ...}."""
+                 intent_id: str | None, timeout: float = START_TIMEOUT) -> dict[str, Any]:
+    """Start a keeper and wait up to `timeout` s for its first line: {"session_id", "pid",
+    "intent_id", and "intent_note" when `intent_id` could not be selected again}."""
     command = [sys.executable, "-m", "intentd.daemon.agents.claude_keeper",
                "--workspace", workspace, "--state", str(state_path)]
     if socket_path is not None:
@@ -43,7 +48,7 @@ def start_keeper(socket_path: Path | None, workspace: str, state_path: Path,
     process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True)
     assert process.stdout is not None
-    ready, _, _ = select.select([process.stdout], [], [], START_TIMEOUT)
+    ready, _, _ = select.select([process.stdout], [], [], max(0.0, timeout))
     line = process.stdout.readline() if ready else b""
     process.stdout.close()
     try:
@@ -53,8 +58,9 @@ def start_keeper(socket_path: Path | None, workspace: str, state_path: Path,
     if not isinstance(info, dict) or "error" in info or "session_id" not in info:
         if process.poll() is None:
             process.kill()
-        why = info.get("error") if isinstance(info, dict) else "it did not start in time"
-        raise KeeperFailed(f"could not open a daemon session: {why}")
+            process.wait()
+        why = info.get("error") if isinstance(info, dict) else f"it did not start in {timeout:.1f} s"
+        raise KeeperFailed(f"could not open a daemon session: {why}", timed_out=not ready)
     process.returncode = 0  # it lives on by design; do not warn about it at exit
     return info
 

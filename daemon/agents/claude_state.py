@@ -22,6 +22,11 @@ from typing import Any
 from intentd.daemon.engine.statedir import state_home
 
 MAX_PENDING = 200  # authorized calls never reported (Claude Code crashed): oldest dropped first
+LOCK_POLL_SECONDS = 0.02
+
+
+class LockTimeout(TimeoutError):
+    """Another process held the state file's lock for longer than the caller could wait."""
 
 
 @dataclass
@@ -30,7 +35,6 @@ class ClaudeSession:
     workspace: str | None = None
     session_id: str | None = None         # the daemon session the keeper holds open
     keeper_pid: int | None = None
-    socket: str | None = None
     intent_id: str | None = None          # selected again in a new keeper's session
     pending: dict[str, str] = field(default_factory=dict)  # tool_use_id -> authorized call_id
     updated_at: float = 0.0
@@ -70,17 +74,36 @@ class StateFile:
             return ClaudeSession(self.key)
 
     @contextmanager
-    def locked(self) -> Iterator[ClaudeSession]:
-        """Read, change and write back under an exclusive lock (hooks of parallel tool calls)."""
+    def locked(self, timeout: float | None = None) -> Iterator[ClaudeSession]:
+        """Read, change and write back under an exclusive lock (hooks of parallel tool calls).
+        LockTimeout when another process holds the lock for longer than `timeout` seconds."""
         self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
         with open(os.open(self.lock_path, os.O_WRONLY | os.O_CREAT, 0o600), "w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
+            self._acquire(lock.fileno(), timeout)
             try:
                 session = self.read()
                 yield session
                 self._write(session)
             finally:
                 fcntl.flock(lock, fcntl.LOCK_UN)
+
+    def _acquire(self, fd: int, timeout: float | None) -> None:
+        if timeout is None:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            return
+        # flock cannot time out: poll. Holders keep it for milliseconds, except a hook that is
+        # starting a keeper, or a stuck process (the case the timeout is for).
+        end = time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return
+            except BlockingIOError:
+                left = end - time.monotonic()
+                if left <= 0:
+                    raise LockTimeout(f"{self.lock_path} stayed locked by another process for "
+                                      f"{timeout:.1f} s") from None
+                time.sleep(min(LOCK_POLL_SECONDS, left))
 
     def _write(self, session: ClaudeSession) -> None:
         session.updated_at = time.time()

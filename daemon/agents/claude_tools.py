@@ -8,11 +8,14 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
-MCP_PREFIX = "mcp__"
-# `intentd mcp` registered as the server "intentd": its tools are gated by the server itself
-INTENTD_MCP_PREFIX = "mcp__intentd__"
+from intentd.daemon.tools.registry import MCP_PREFIX
+
+# `intentd mcp` registered as the server "intentd": its tools are gated by the server itself,
+# and only its select_active_intent is a selection (another server's tool of that name is not)
+INTENTD_MCP_PREFIX = f"{MCP_PREFIX}intentd__"
+INTENTD_SELECT = f"{INTENTD_MCP_PREFIX}select_active_intent"
 # unknown tools are judged as another MCP server's tool would be: destructive
-UNKNOWN_PREFIX = "mcp__claude_code__"
+UNKNOWN_PREFIX = f"{MCP_PREFIX}claude_code__"
 SELECT_COMMAND = ("intentd", "hook", "select")
 # Tools that only talk to the session or the person, or start sub-agents whose own tool calls
 # come through this hook: intentd has no say, Claude Code's own permissions apply.
@@ -36,7 +39,7 @@ def map_call(name: str, tool_input: Any, cwd: str | None = None) -> Mapped:
     if name in NEUTRAL_TOOLS:
         return Mapped(None)
     if name.startswith(MCP_PREFIX):
-        if name.endswith("__select_active_intent") and isinstance(data.get("intent_id"), str):
+        if name == INTENTD_SELECT and isinstance(data.get("intent_id"), str):
             return Mapped(None, select=data["intent_id"])
         if name.startswith(INTENTD_MCP_PREFIX):
             return Mapped(None)  # not gated twice (and not asked twice)

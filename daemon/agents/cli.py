@@ -11,7 +11,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-HOOK_APPROVAL_TIMEOUT = 45.0  # under Claude Code's default 60 s hook timeout (see docs/agents.md)
+HOOK_TIMEOUT = 60.0           # Claude Code's default hook timeout (see docs/agents.md)
+HOOK_APPROVAL_TIMEOUT = 45.0  # under it; the hook's deadline caps it in any case
 
 
 def _lazy(module: str, name: str = "run") -> Callable[[argparse.Namespace], int]:
@@ -20,7 +21,7 @@ def _lazy(module: str, name: str = "run") -> Callable[[argparse.Namespace], int]
     return call
 
 
-def _pipeline_options(parser: argparse.ArgumentParser, timeout: float | None = None) -> None:
+def pipeline_options(parser: argparse.ArgumentParser, timeout: float | None = None) -> None:
     parser.add_argument("--socket", type=Path, help="the daemon's socket (default: the usual one)")
     parser.add_argument("--approval-timeout", type=float, default=timeout, metavar="SECONDS",
                         help="how long a call waits for a person before it is refused")
@@ -38,7 +39,7 @@ def register(subparsers: Any) -> None:
     mcp.add_argument("--workspace", type=Path, default=Path.cwd(), help="default: this folder")
     mcp.add_argument("--in-process", action="store_true",
                      help="do not use a daemon (calls that need a person are refused)")
-    _pipeline_options(mcp)
+    pipeline_options(mcp)
     mcp.set_defaults(func=_lazy("mcp_server"))
 
     _register_hook(subparsers)
@@ -50,7 +51,7 @@ def register(subparsers: Any) -> None:
                       help="with a daemon: the script approves its own calls instead of waiting "
                            "for a person in the desktop app")
     demo.add_argument("--keep", action="store_true", help="keep the temporary workspace")
-    _pipeline_options(demo, timeout=300.0)
+    pipeline_options(demo, timeout=300.0)
     demo.set_defaults(func=_lazy("demo"))
 
 
@@ -61,7 +62,10 @@ def _register_hook(subparsers: Any) -> None:
                                                   "reads the hook JSON on stdin")
     claude.add_argument("--workspace", type=Path,
                         help="default: $CLAUDE_PROJECT_DIR, else the hook's cwd")
-    _pipeline_options(claude, timeout=HOOK_APPROVAL_TIMEOUT)
+    pipeline_options(claude, timeout=HOOK_APPROVAL_TIMEOUT)
+    claude.add_argument("--hook-timeout", type=float, default=HOOK_TIMEOUT, metavar="SECONDS",
+                        help="the hook's timeout in Claude Code's settings (default 60): intentd "
+                             "answers a few seconds before it, with deny when it must")
     claude.set_defaults(func=_lazy("claude_hook"))
     select = kinds.add_parser("select", help="select an intent for the Claude Code session "
                                              "(run by the agent through Bash; the hook does it)")

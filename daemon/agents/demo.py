@@ -9,32 +9,26 @@ import tempfile
 from pathlib import Path
 from typing import Any, TextIO
 
-import yaml
-
-from intentd.daemon.agents.calls import CallResult
-from intentd.daemon.agents.gateway import Gateway, GatewayError, try_daemon
-from intentd.daemon.client import DaemonUnavailable, RpcError
+from intentd.daemon.agents.approval_watch import ApprovalWatcher, announce, approve_as
+from intentd.daemon.agents.calls import CallResult, preview
+from intentd.daemon.agents.gateway import Gateway, GatewayError, open_gateway
+from intentd.daemon.testing import make_workspace
 
 INTENT = {"id": "DEMO-1", "name": "Add a greeting module", "status": "IN_PROGRESS",
           "owned_scope": ["src/**"], "constraints": ["Keep the greeting in English."],
           "acceptance_criteria": ["src/greet.py defines greet()."]}
 GREET = 'def greet(name: str) -> str:\n    return f"Hello, {name}!"\n'
 REPETITION_LIMIT = 3
+SCRIPT = "the demo script"
 
 
 def make_demo_workspace(root: Path) -> Path:
-    orchestration = root / ".orchestration"
-    orchestration.mkdir(parents=True)
-    (orchestration / "active_intents.yaml").write_text(yaml.safe_dump(
-        {"active_intents": [INTENT, {**INTENT, "id": "DEMO-0", "name": "An old task",
-                                     "status": "COMPLETED"}]}, sort_keys=False))
-    (orchestration / "policy.yaml").write_text(yaml.safe_dump(
-        {"auto_approve": {"read": True, "edit": False},
-         "repetition": {"limit": REPETITION_LIMIT}}, sort_keys=False))
-    (root / "src").mkdir()
-    (root / "src" / "app.py").write_text("print('app')\n")
-    (root / "README.md").write_text("# demo workspace\n")
-    return root
+    made: Path = make_workspace(
+        root, INTENT, {**INTENT, "id": "DEMO-0", "name": "An old task", "status": "COMPLETED"},
+        policy={"auto_approve": {"read": True, "edit": False},
+                "repetition": {"limit": REPETITION_LIMIT}},
+        files={"src/app.py": "print('app')\n", "README.md": "# demo workspace\n"})
+    return made
 
 
 class Demo:
@@ -46,12 +40,10 @@ class Demo:
         self.out.flush()
 
     def call(self, tool: str, args: dict[str, Any]) -> CallResult:
-        shown = {k: (v if len(str(v)) < 40 else f"[{len(str(v))} chars]") for k, v in args.items()}
-        self.say(f"   agent -> {tool} {shown}")
+        self.say(f"   agent -> {tool} {preview(args)}")
         result = self.gateway.call(tool, args, batch=None)
         if result.ran:
-            who = "a person" if result.approved_by == "person" else result.approved_by
-            by = f" (approved by {who})" if result.approved_by != "auto" else ""
+            by = f" ({result.approval})" if result.approval else ""
             first = result.output.strip().splitlines()[0] if result.output.strip() else ""
             self.say(f"   ALLOWED{by}: {first}")
         else:
@@ -84,6 +76,8 @@ class Demo:
         done = self.gateway.restore(written.checkpoint_id)
         self.say(f"   restored {done.get('restored') or []}, removed {done.get('deleted') or []}; "
                  f"undo with checkpoint {done.get('safety_checkpoint_id')}")
+        for path, why in done.get("skipped") or []:
+            self.say(f"   left {path} alone: {why}")
         exists = (self.gateway.workspace / "src" / "greet.py").exists()
         self.say(f"   src/greet.py exists now: {exists}")
         return 0
@@ -94,7 +88,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     scratch = Path(tempfile.mkdtemp(prefix="intentd-demo-"))
     try:
         return _run_in(make_demo_workspace(scratch / "workspace"), scratch / "state", args, out)
-    except (GatewayError, DaemonUnavailable, RpcError) as exc:
+    except GatewayError as exc:
         print(f"intentd demo: {exc}", file=sys.stderr)
         return 1
     finally:
@@ -104,41 +98,33 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
             shutil.rmtree(scratch, ignore_errors=True)
 
 
-def open_demo_gateway(root: Path, state: Path, args: argparse.Namespace, out: TextIO) -> Gateway:
+def _run_in(root: Path, state: Path, args: argparse.Namespace, out: TextIO) -> int:
     """The daemon when one runs (its approvals show in the desktop app); else in-process, with
     the script answering approvals and the state kept in the scratch folder."""
-    if not args.in_process:
-        gateway = try_daemon(args.socket, root, "intentd-demo", args.approval_timeout)
-        if gateway is not None:
-            return gateway
-        if args.socket is not None:
-            raise GatewayError(f"no intentd daemon answers at {args.socket}")
     from intentd.daemon.agents.approver import auto_approve
-    from intentd.daemon.agents.local_gateway import LocalGateway
-    from intentd.daemon.engine.engine import Engine
 
-    local = LocalGateway(root, "intentd-demo", auto_approve("the demo script"),
-                         engine=Engine(state), where="no daemon runs: the script answers "
-                                                     "approvals itself")
-    return local
-
-
-def _run_in(root: Path, state: Path, args: argparse.Namespace, out: TextIO) -> int:
-    gateway = open_demo_gateway(root, state, args, out)
-    watcher = None
-    if gateway.mode == "daemon":
-        from intentd.daemon.agents.approval_watch import ApprovalWatcher
-
-        watcher = ApprovalWatcher(args.socket, gateway.session_id, args.yes, out)
+    gateway = open_gateway(root, "intentd-demo", socket_path=args.socket,
+                           approver=auto_approve(SCRIPT), in_process=args.in_process,
+                           approval_timeout=args.approval_timeout, engine_home=state,
+                           local_note="no daemon runs: the script answers approvals itself")
     out.write(f"intentd demo in {gateway.workspace}\npipeline: {gateway.mode} ({gateway.where})\n"
               f"intents: {INTENT['id']} \"{INTENT['name']}\" "
               f"(owned_scope {INTENT['owned_scope']}), DEMO-0 (COMPLETED)\n")
+    watcher = None
     try:
+        if gateway.mode == "daemon":
+            watcher = _watch_approvals(args, gateway.session_id, out)
         return Demo(gateway, out).play()
     finally:
         if watcher is not None:
             watcher.close()
         gateway.close()
-        engine = getattr(gateway, "engine", None)
-        if engine is not None:
-            engine.close()
+
+
+def _watch_approvals(args: argparse.Namespace, session_id: str, out: TextIO) -> ApprovalWatcher:
+    """With --yes the script answers as "intentd demo" (the daemon learns that name from
+    `initialize`); without it, it says where a person can answer."""
+    if args.yes:
+        return ApprovalWatcher(args.socket, session_id, approve_as(f"{SCRIPT} (--yes)", out),
+                               client_name="intentd demo")
+    return ApprovalWatcher(args.socket, session_id, announce(out))

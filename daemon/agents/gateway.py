@@ -11,6 +11,8 @@ from intentd.daemon import protocol
 from intentd.daemon.agents.calls import CallResult
 from intentd.daemon.client import Client, DaemonUnavailable, RpcError
 
+HANDSHAKE_TIMEOUT = 30.0  # initialize and sessions/open; a call then waits as long as it takes
+
 
 class GatewayError(Exception):
     """The gateway cannot be opened or was lost; the message says why (one line)."""
@@ -60,12 +62,20 @@ class DaemonGateway:
         return CallResult.from_wire(answer)
 
     def intents(self) -> list[dict[str, Any]]:
-        listing = self.client.call(protocol.INTENTS_LIST, {"workspace": str(self.workspace)})
+        listing = self._ask(protocol.INTENTS_LIST, {"workspace": str(self.workspace)})
         return list(listing.get("intents") or [])
 
     def restore(self, checkpoint_id: str) -> dict[str, Any]:
-        return dict(self.client.call(protocol.CHECKPOINTS_RESTORE, {
+        return dict(self._ask(protocol.CHECKPOINTS_RESTORE, {
             "checkpoint_id": checkpoint_id, "workspace": str(self.workspace)}))
+
+    def _ask(self, method: str, params: dict[str, Any]) -> Any:
+        try:
+            return self.client.call(method, params)
+        except RpcError as exc:
+            raise GatewayError(f"the daemon refused {method}: {exc.message}") from None
+        except (DaemonUnavailable, TimeoutError) as exc:
+            raise GatewayError(f"lost the intentd daemon ({exc})") from None
 
     def close(self) -> None:
         self.client.close()
@@ -73,8 +83,9 @@ class DaemonGateway:
 
 def try_daemon(socket_path: Path | None, workspace: Path, agent: str,
                approval_timeout: float | None = None) -> DaemonGateway | None:
-    """A gateway through the daemon, or None when no daemon answers on the socket."""
-    client = Client(socket_path)
+    """A gateway through the daemon, or None when no daemon answers on the socket; a daemon
+    that refuses the session or does not answer in time is a GatewayError."""
+    client = Client(socket_path, timeout=HANDSHAKE_TIMEOUT)
     try:
         client.connect()
     except DaemonUnavailable:
@@ -87,13 +98,20 @@ def try_daemon(socket_path: Path | None, workspace: Path, agent: str,
     except RpcError as exc:
         client.close()
         raise GatewayError(f"the daemon refused the session: {exc.message}") from None
+    except TimeoutError:
+        client.close()
+        raise GatewayError(f"the intentd daemon at {client.socket_path} took the connection but "
+                           f"did not answer within {HANDSHAKE_TIMEOUT:g} s; is it stuck? "
+                           "(restart `intentd serve`)") from None
 
 
 def open_gateway(workspace: Path, agent: str, *, socket_path: Path | None,
                  approver: Callable[[Any], Any], in_process: bool = False,
                  approval_timeout: float | None = None, notice: TextIO = sys.stderr,
-                 local_note: str = "approvals on this terminal") -> Gateway:
-    """The daemon when one runs; else an in-process engine whose approvals `approver` answers.
+                 local_note: str = "approvals on this terminal",
+                 engine_home: Path | None = None) -> Gateway:
+    """The daemon when one runs; else an in-process engine whose approvals `approver` answers,
+    its state under `engine_home` (default: the user's state folder).
 
     An explicit --socket with no daemon behind it is an error, not a silent fallback: the
     person asked for that daemon (and the desktop app watching it).
@@ -109,5 +127,5 @@ def open_gateway(workspace: Path, agent: str, *, socket_path: Path | None,
               "in-process", file=notice)
     from intentd.daemon.agents.local_gateway import LocalGateway
 
-    local: Gateway = LocalGateway(workspace, agent, approver, where=local_note)
+    local: Gateway = LocalGateway(workspace, agent, approver, where=local_note, home=engine_home)
     return local

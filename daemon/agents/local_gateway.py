@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from intentd.daemon.agents.calls import CallResult
+from intentd.daemon.agents.calls import CallResult, approval_reason
 from intentd.daemon.engine.decision import Decision, Verdict
 from intentd.daemon.engine.engine import Engine, Evaluation, Outcome
 from intentd.daemon.tools.base import ToolKind
@@ -35,8 +35,11 @@ class LocalGateway:
     mode = "in-process"
 
     def __init__(self, workspace: Path, agent: str, approver: Approver, *,
-                 engine: Engine | None = None, where: str = "approvals on this terminal") -> None:
-        self.engine = engine or Engine(watch=True)
+                 engine: Engine | None = None, home: Path | None = None,
+                 where: str = "approvals on this terminal") -> None:
+        """`engine` is shared and stays open; else one is made (state under `home`) and closed
+        with the gateway."""
+        self.engine = engine or Engine(home, watch=True)
         self._owns_engine = engine is None
         self.approver, self.where = approver, where
         self.session = self.engine.open_session(workspace, agent=agent)
@@ -60,6 +63,8 @@ class LocalGateway:
             if not answer.approved:
                 return self._rejected(ev, answer.feedback)
             approved_by, feedback = answer.by, answer.feedback
+            # what the receipt records: the final word, as the daemon's tools/call does
+            ev.decision = Decision.allow("approval", approval_reason(answer.by))
         # A command is stopped by Ctrl-C (its process group is killed); any other tool is a
         # short atomic step that finishes and is recorded before the interrupt is delivered.
         if ev.ctx.kind is ToolKind.COMMAND:
@@ -76,13 +81,12 @@ class LocalGateway:
         return _result(self.engine.refuse(ev, Decision.deny("approval", why)), None, feedback)
 
     def intents(self) -> list[dict[str, Any]]:
-        return self.session.workspace.config.intents_json()
+        return list(self.session.workspace.config.intents_json())
 
     def restore(self, checkpoint_id: str) -> dict[str, Any]:
+        """The `checkpoints/restore` answer (docs/protocol.md), as the daemon gives it."""
         done = self.engine.checkpoint_store(self.session.workspace).restore(checkpoint_id)
-        return {"checkpoint_id": done.checkpoint_id,
-                "safety_checkpoint_id": done.safety_checkpoint_id,
-                "restored": list(done.restored), "deleted": list(done.deleted)}
+        return dict(done.to_json())
 
     def close(self) -> None:
         self.engine.forget_session(self.session)
@@ -96,15 +100,10 @@ def _result(outcome: Outcome, approved_by: str | None = None,
     if outcome.result is None:
         return CallResult(decision="deny", stage=d.stage, reason=d.reason, output=d.reason,
                           feedback=feedback)
-    if d.verdict is not Verdict.ALLOW:  # approved by a person: say so, not the pipeline's "ask"
-        by = outcome.approved_by or approved_by or "person"
-        who = "a person" if by == "person" else by
-        d = Decision.allow("approval", f"approved by {who}{': ' + feedback if feedback else ''}")
     result = outcome.result
     return CallResult(decision="allow", stage=d.stage, reason=d.reason, ok=result.ok,
                       output=result.output, approved_by=outcome.approved_by or approved_by,
-                      checkpoint_id=outcome.checkpoint_id, feedback=feedback,
-                      data=dict(result.data))
+                      checkpoint_id=outcome.checkpoint_id, feedback=feedback)
 
 
 @contextmanager

@@ -17,7 +17,6 @@ from intentd.daemon import __version__
 from intentd.daemon.agents.calls import CallResult
 from intentd.daemon.agents.gateway import Gateway, GatewayError, open_gateway
 from intentd.daemon.agents.prompt import handshake_section, workspace_facts
-from intentd.daemon.client import DaemonUnavailable, RpcError
 from intentd.daemon.tools.base import Tool, ToolKind
 from intentd.daemon.tools.registry import BUILTIN_TOOLS
 
@@ -27,11 +26,10 @@ NO_DAEMON = ("it needs a person's approval, and no intentd daemon is running to 
 
 def tool_annotations(tool: Tool) -> types.ToolAnnotations:
     """What MCP clients show and use to decide whether to confirm: reads vs destructive tools."""
-    destructive = tool.kind in (ToolKind.EDIT, ToolKind.COMMAND)
     return types.ToolAnnotations(
         title=tool.name.replace("_", " "),
-        read_only_hint=not destructive,
-        destructive_hint=destructive,
+        read_only_hint=not tool.destructive,
+        destructive_hint=tool.destructive,
         idempotent_hint=tool.kind is ToolKind.READ,
         open_world_hint=False,
     )
@@ -53,7 +51,7 @@ class Bridge:
         with self._lock:
             try:
                 return self.gateway.call(name, args)
-            except (GatewayError, DaemonUnavailable) as exc:
+            except GatewayError as exc:
                 return CallResult.refused("daemon", str(exc))
 
     def instructions(self) -> str:
@@ -96,13 +94,16 @@ def run(args: argparse.Namespace) -> int:
                                approver=refuse_without_person(NO_DAEMON),
                                in_process=args.in_process, approval_timeout=args.approval_timeout,
                                local_note="no daemon: calls that need a person are refused")
-    except (GatewayError, DaemonUnavailable, RpcError) as exc:
+    except GatewayError as exc:
         print(f"intentd mcp: {exc}", file=sys.stderr)
         return 1
     print(f"intentd mcp: serving {workspace} over stdio; pipeline: {gateway.mode} "
           f"({gateway.where})", file=sys.stderr)
     try:
-        anyio.run(serve_stdio, build_server(Bridge(gateway)))
+        anyio.run(serve_stdio, build_server(Bridge(gateway)))  # asks the gateway for the intents
+    except GatewayError as exc:
+        print(f"intentd mcp: {exc}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         pass
     finally:

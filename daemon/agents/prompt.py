@@ -9,9 +9,10 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+from intentd.daemon.engine.intents import INTENTS_FILE
+
 AGENTS_FILES = ("AGENTS.md",)
 MAX_RULES_CHARS = 20_000
-INTENTS_FILE = Path(".orchestration") / "active_intents.yaml"
 
 
 @dataclass(frozen=True)

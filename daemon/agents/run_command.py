@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from intentd.daemon.agents.cli import pipeline_options
 from intentd.daemon.agents.gateway import GatewayError, open_gateway
-from intentd.daemon.client import DaemonUnavailable, RpcError
 
 # anthropic takes seconds to import: it is imported when `run` runs, not when the CLI is built
 DEFAULT_MODEL = "claude-sonnet-5-5"
@@ -37,11 +37,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="env INTENTD_MAX_TURNS")
     parser.add_argument("--max-retries", type=int, default=_env_int("INTENTD_MAX_RETRIES", 2),
                         help="the SDK's retries of failed API requests; env INTENTD_MAX_RETRIES")
-    parser.add_argument("--socket", type=Path, help="the daemon's socket (default: the usual one)")
     parser.add_argument("--in-process", action="store_true",
                         help="do not use a daemon: approvals are asked on this terminal")
-    parser.add_argument("--approval-timeout", type=float,
-                        help="seconds a call waits for a person before it is refused")
+    pipeline_options(parser)
 
 
 def _fail(message: str, code: int = 1) -> int:
@@ -60,47 +58,47 @@ def run(args: argparse.Namespace) -> int:
     if args.max_turns < 1 or args.max_tokens < 1 or args.max_retries < 0:
         return _fail("--max-turns and --max-tokens must be ≥ 1, --max-retries ≥ 0", 2)
     from intentd.daemon.agents.approver import TerminalApprover
+    from intentd.daemon.agents.runner import RunSettings
 
     try:
         gateway = open_gateway(args.workspace, "intentd-run", socket_path=args.socket,
                                approver=TerminalApprover(), in_process=args.in_process,
                                approval_timeout=args.approval_timeout)
-    except (GatewayError, DaemonUnavailable, RpcError) as exc:
+    except GatewayError as exc:
         return _fail(str(exc))
-    from intentd.daemon.agents.runner import RunSettings
-
     settings = RunSettings(args.task, args.model, args.max_tokens, args.max_turns)
     print(f"intentd run: model {settings.model}; workspace {gateway.workspace}; "
           f"pipeline: {gateway.mode} ({gateway.where}), session {gateway.session_id}", flush=True)
-    watcher = None
-    if gateway.mode == "daemon":  # say which approval waits, and where to answer it
-        from intentd.daemon.agents.approval_watch import ApprovalWatcher
-
-        watcher = ApprovalWatcher(args.socket, gateway.session_id, False, sys.stdout)
     try:
-        return _drive(gateway, settings, args.max_retries)
+        return _drive(gateway, settings, args)
     finally:
-        if watcher is not None:
-            watcher.close()
         gateway.close()
 
 
-def _drive(gateway: Any, settings: Any, retries: int) -> int:
+def _drive(gateway: Any, settings: Any, args: argparse.Namespace) -> int:
     from intentd.daemon.agents import api
+    from intentd.daemon.agents.approval_watch import ApprovalWatcher, announce
     from intentd.daemon.agents.runner import AgentRunner
 
-    client = api.make_client(retries)
+    client = api.make_client(args.max_retries)
     base_url = str(client.base_url)
-    runner = AgentRunner(client, gateway, settings)
+    watcher, runner = None, None
     try:
+        if gateway.mode == "daemon":  # say which approval waits, and where to answer it
+            watcher = ApprovalWatcher(args.socket, gateway.session_id, announce(sys.stdout))
+        runner = AgentRunner(client, gateway, settings)  # asks the gateway for the intents
         return int(runner.run())
     except api.API_ERRORS as exc:
-        return _fail(api.explain(exc, settings.model, base_url, retries))
-    except (GatewayError, DaemonUnavailable) as exc:
+        return _fail(api.explain(exc, settings.model, base_url, args.max_retries))
+    except GatewayError as exc:
         return _fail(str(exc))
     except KeyboardInterrupt:
+        used = (f" Tokens used: {runner.usage.input_tokens} in / {runner.usage.output_tokens} "
+                "out." if runner is not None else "")
         print("\nintentd run: interrupted (Ctrl-C). Every call either finished and was recorded "
-              "or did not start; file writes are atomic, a running command was stopped. "
-              f"Tokens used: {runner.usage.input_tokens} in / {runner.usage.output_tokens} out.",
+              "or did not start; file writes are atomic, a running command was stopped." + used,
               file=sys.stderr)
         return 130
+    finally:
+        if watcher is not None:
+            watcher.close()

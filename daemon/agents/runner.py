@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
-from intentd.daemon.agents.calls import CallResult
+from intentd.daemon.agents.calls import CallResult, preview, summary
 from intentd.daemon.agents.gateway import Gateway
 from intentd.daemon.agents.prompt import build_system_prompt, workspace_facts
 from intentd.daemon.tools.registry import anthropic_tools
@@ -150,21 +149,3 @@ def tool_result(tool_use_id: str, result: CallResult, text: str | None = None) -
     if result.is_error:
         block["is_error"] = True
     return block
-
-
-def preview(args: Any) -> str:
-    if not isinstance(args, dict):
-        return repr(args)[:200]
-    shown = {k: (f"[{len(v)} chars]" if isinstance(v, str) and len(v) > 80 else v)
-             for k, v in args.items()}
-    return json.dumps(shown, ensure_ascii=False)[:300]
-
-
-def summary(result: CallResult) -> str:
-    if not result.ran:
-        return f"refused ({result.stage}): {result.reason}"
-    first = (result.output.strip().splitlines() or [""])[0][:160]
-    status = "ok" if result.ok else "failed"
-    by = f", approved by {result.approved_by}" if result.approved_by not in (None, "auto") else ""
-    checkpoint = f", checkpoint {result.checkpoint_id}" if result.checkpoint_id else ""
-    return f"{status}{by}{checkpoint}: {first}"

@@ -1,15 +1,15 @@
-"""A real daemon on a short socket path, and a "person" client that answers its approvals."""
+"""A real daemon on a short socket path, a "person" who answers its approvals, a silent daemon."""
 
 from __future__ import annotations
 
-import threading
+import socket
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from intentd.daemon import protocol
-from intentd.daemon.client import Client
+from intentd.daemon.agents.approval_watch import ApprovalWatcher, Reply
 from intentd.daemon.testing import DaemonProcess
 
 
@@ -23,33 +23,17 @@ class Person:
     """Approves (or rejects) every approval request of the daemon, on its own connection."""
 
     def __init__(self, socket_path: Path, approve: bool = True, feedback: str | None = None):
-        self.client = Client(socket_path, timeout=20).connect()
-        self.client.initialize("test-person")
-        self.client.call(protocol.EVENTS_SUBSCRIBE, {"events": [protocol.APPROVALS_REQUESTED]})
-        self.approve, self.feedback = approve, feedback
-        self.seen: list[dict[str, object]] = []
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._loop, daemon=True)
-        self._thread.start()
+        self.reply = Reply(approve, feedback)
+        self.seen: list[dict[str, Any]] = []
+        self.watcher = ApprovalWatcher(socket_path, None, self._on_request,
+                                       client_name="test-person", timeout=20)
 
-    def _loop(self) -> None:
-        while not self._stop.is_set():
-            note = self.client.next_notification(timeout=0.1)
-            if note is None or note.get("method") != protocol.APPROVALS_REQUESTED:
-                continue
-            request = note["params"]
-            self.seen.append(request)
-            answer = {"approval_id": request["id"],
-                      "decision": protocol.APPROVE if self.approve else protocol.REJECT}
-            if self.feedback:
-                answer["feedback"] = self.feedback
-            message = protocol.request(protocol.APPROVALS_RESPOND, answer, id=f"r-{request['id']}")
-            self.client.send(message)
+    def _on_request(self, request: dict[str, Any]) -> Reply:
+        self.seen.append(request)
+        return self.reply
 
     def close(self) -> None:
-        self._stop.set()
-        self._thread.join(5)
-        self.client.close()
+        self.watcher.close()
 
 
 @pytest.fixture
@@ -57,3 +41,35 @@ def person(daemon: DaemonProcess) -> Iterator[Person]:
     answering = Person(daemon.socket_path)
     yield answering
     answering.close()
+
+
+class SilentDaemon:
+    """A socket that takes connections and never answers: a stuck daemon."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.bind(str(path))
+        self.sock.listen(16)
+        self.sock.setblocking(False)
+        self.accepted: list[socket.socket] = []
+
+    def connections(self) -> int:
+        """How many clients have connected so far (each is kept open, unanswered)."""
+        while True:
+            try:
+                self.accepted.append(self.sock.accept()[0])
+            except BlockingIOError:
+                return len(self.accepted)
+
+    def close(self) -> None:
+        for conn in self.accepted:
+            conn.close()
+        self.sock.close()
+
+
+@pytest.fixture
+def silent(short_dir: Path) -> Iterator[SilentDaemon]:
+    stuck = SilentDaemon(short_dir / "silent.sock")
+    yield stuck
+    stuck.close()

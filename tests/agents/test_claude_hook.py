@@ -19,7 +19,7 @@ from intentd.daemon.agents.claude_state import StateFile
 from intentd.daemon.cli import main
 from intentd.daemon.client import Client
 from intentd.daemon.engine.stages.intent_gate import GATE_MESSAGE
-from intentd.daemon.testing import DaemonProcess, make_workspace
+from intentd.daemon.testing import DaemonProcess, make_intent, make_workspace, write_intents
 from tests.agents.conftest import Person
 
 SESSION = "3f0c1a9e-5b7d-4c2a-9e1f-0a1b2c3d4e5f"
@@ -41,8 +41,8 @@ class Hook:
     """Runs the hook in-process as Claude Code would run the command: JSON in, JSON out."""
 
     def __init__(self, socket_path: Path, ws: Path, monkeypatch: pytest.MonkeyPatch,
-                 capsys: pytest.CaptureFixture[str]) -> None:
-        self.socket_path, self.ws = socket_path, ws
+                 capsys: pytest.CaptureFixture[str], *options: str) -> None:
+        self.socket_path, self.ws, self.options = socket_path, ws, options
         self.monkeypatch, self.capsys = monkeypatch, capsys
         monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(ws))
 
@@ -50,7 +50,7 @@ class Hook:
         stdin = io.TextIOWrapper(io.BytesIO(json.dumps(payload).encode()))
         self.monkeypatch.setattr(sys, "stdin", stdin)
         self.capsys.readouterr()
-        assert main(["hook", "claude-code", "--socket", str(self.socket_path)]) == 0
+        assert main(["hook", "claude-code", "--socket", str(self.socket_path), *self.options]) == 0
         out = self.capsys.readouterr().out.strip()
         return json.loads(out) if out else {}
 
@@ -76,6 +76,17 @@ def hook(daemon: DaemonProcess, ws: Path, monkeypatch: pytest.MonkeyPatch,
 def ledger(daemon: DaemonProcess, ws: Path) -> list[dict[str, Any]]:
     with Client(daemon.socket_path) as client:
         return list(client.call(protocol.LEDGER_QUERY, {"workspace": str(ws)})["entries"])
+
+
+def kill_keeper(daemon: DaemonProcess) -> None:
+    """Stop the keeper this test's hook started, and wait until the daemon saw it go."""
+    keeper_pid = StateFile(SESSION).read().keeper_pid
+    assert keeper_pid
+    os.kill(keeper_pid, signal.SIGTERM)
+    deadline = time.monotonic() + 10
+    with Client(daemon.socket_path) as client:
+        while client.call(protocol.SESSIONS_LIST)["sessions"] and time.monotonic() < deadline:
+            time.sleep(0.05)
 
 
 def test_a_write_before_an_intent_is_denied_with_the_gate_message(hook: Hook, ws: Path) -> None:
@@ -118,15 +129,34 @@ def test_the_intent_survives_a_lost_keeper(hook: Hook, ws: Path, daemon: DaemonP
     assert hook.pre("Bash", {"command": "intentd hook select INT-1"})[0] == "allow"
     state = StateFile(SESSION).read()
     assert state.intent_id == "INT-1" and state.keeper_pid
-    os.kill(state.keeper_pid, signal.SIGTERM)  # the keeper this test's hook started
-    deadline = time.monotonic() + 10
-    with Client(daemon.socket_path) as client:
-        while client.call(protocol.SESSIONS_LIST)["sessions"] and time.monotonic() < deadline:
-            time.sleep(0.05)
+    kill_keeper(daemon)
     # a new keeper opens a new session and selects the intent again: the gate is satisfied
     verdict, reason = hook.pre("Write", {"file_path": str(ws / "docs/x.md"), "content": "no"})
     assert verdict == "deny" and "scope" in reason, reason
     assert StateFile(SESSION).read().session_id != state.session_id
+
+
+def test_a_new_keeper_that_cannot_select_the_intent_again_says_so(
+        hook: Hook, ws: Path, daemon: DaemonProcess) -> None:
+    assert hook.pre("Bash", {"command": "intentd hook select INT-1"})[0] == "allow"
+    write_intents(ws, make_intent("INT-1", status="COMPLETED"), make_intent("INT-2"))
+    deadline = time.monotonic() + 10
+    with Client(daemon.socket_path) as client:  # the daemon has seen the edit
+        while time.monotonic() < deadline and "INT-2" not in str(
+                client.call(protocol.INTENTS_LIST, {"workspace": str(ws)})):
+            time.sleep(0.05)
+    kill_keeper(daemon)
+    verdict, reason = hook.pre("Write", {"file_path": str(ws / "src/new.py"), "content": "y"})
+    assert verdict == "deny" and GATE_MESSAGE in reason
+    assert "could not select intent INT-1 again" in reason and "COMPLETED" in reason, reason
+    assert StateFile(SESSION).read().intent_id is None
+
+
+def test_another_servers_select_tool_is_gated_not_a_selection(hook: Hook, ws: Path) -> None:
+    verdict, reason = hook.pre("mcp__github__select_active_intent", {"intent_id": "INT-1"})
+    assert verdict == "deny" and GATE_MESSAGE in reason
+    verdict, reason = hook.pre("Write", {"file_path": str(ws / "src/new.py"), "content": "y"})
+    assert verdict == "deny" and GATE_MESSAGE in reason, "no intent was selected"
 
 
 def test_daemon_down_denies_destructive_calls_and_asks_for_reads(

@@ -82,3 +82,9 @@ def test_mcp_tools_pass_through_and_unknown_tools_are_destructive() -> None:
     assert unknown.tool == "mcp__claude_code__Teleport" and not unknown.read_only
     assert map_call("WebFetch", {"url": "https://x"}).tool == "mcp__claude_code__WebFetch"
     assert map_call("TodoWrite", {"todos": []}) == Mapped(None)
+
+
+def test_only_the_intentd_servers_select_is_a_selection() -> None:
+    """Another server's tool of the same name is that server's tool, gated like any other."""
+    for name in ("mcp__github__select_active_intent", "mcp__evil__intentd__select_active_intent"):
+        assert map_call(name, {"intent_id": "INT-1"}) == Mapped(name, {"intent_id": "INT-1"})

@@ -6,12 +6,14 @@ import io
 import os
 import signal
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from intentd.daemon.agents.approver import TerminalApprover
 from intentd.daemon.agents.local_gateway import Answer, LocalGateway, deferred_interrupt
 from intentd.daemon.engine.engine import Engine, Evaluation
+from intentd.daemon.engine.ledger import read_ledger
 from intentd.daemon.testing import make_workspace
 
 
@@ -38,6 +40,39 @@ def test_the_terminal_shows_the_diff_and_takes_feedback(gateway: LocalGateway) -
     shown = out.getvalue()
     assert "-x = 1" in shown and "+x = 2" in shown and "auto-approval of edits is off" in shown
     assert (gateway.workspace / "src" / "app.py").read_text() == "x = 2\n"
+
+
+def test_the_ledger_records_an_approved_call_as_allowed_by_a_person(
+        gateway: LocalGateway) -> None:
+    gateway.call("select_active_intent", {"intent_id": "INT-1"})
+    result = gateway.call("write_to_file", {"path": "src/new.py", "content": "y\n"})
+    written = [e for e in ledger(gateway) if e["intent"]["tool"] == "write_to_file"]
+    assert [(e["decision"], e["stage"], e["reason"], e["approved_by"]) for e in written] == [
+        ("allow", "approval", "approved by a person", "person")]  # as the daemon records it
+    assert result.ran and (result.stage, result.reason) == ("approval", "approved by a person")
+
+
+def test_a_restore_says_what_it_left_alone(tmp_path: Path) -> None:
+    ws = make_workspace(tmp_path / "ws", policy={"auto_approve": {"edit": True}},
+                        files={"src/app.py": "x = 1\n"})
+    engine = Engine(tmp_path / "state")  # with checkpoints
+    try:
+        gateway = LocalGateway(ws, "test", TerminalApprover(), engine=engine)
+        gateway.call("select_active_intent", {"intent_id": "INT-1"})
+        gateway.call("read_file", {"path": "src/app.py"})
+        written = gateway.call("write_to_file", {"path": "src/app.py", "content": "x = 2\n"})
+        assert written.checkpoint_id, written
+        (ws / "src" / "app.py").write_bytes(b"#" * (6 * 2**20))  # over the store's size cap
+        done = gateway.restore(written.checkpoint_id)
+    finally:
+        engine.close()
+    assert done["restored"] == [] and done["safety_checkpoint_id"]
+    [(path, why)] = done["skipped"]
+    assert path == "src/app.py" and "not saved" in why
+
+
+def ledger(gateway: LocalGateway) -> list[dict[str, Any]]:
+    return list(read_ledger(gateway.engine.ledger(gateway.session.workspace).path))
 
 
 def test_a_rejection_skips_the_rest_of_the_turn(gateway: LocalGateway) -> None:

@@ -12,11 +12,13 @@ import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
 from intentd.daemon import protocol
+from intentd.daemon.agents import gateway
+from intentd.daemon.cli import main
 from intentd.daemon.client import Client
 from intentd.daemon.engine.stages.intent_gate import GATE_MESSAGE
 from intentd.daemon.testing import DaemonProcess, make_workspace
 from intentd.daemon.tools.registry import BUILTIN_TOOLS
-from tests.agents.conftest import Person
+from tests.agents.conftest import Person, SilentDaemon
 
 
 def server_params(ws: Path, *extra: str) -> StdioServerParameters:
@@ -99,6 +101,19 @@ def test_an_explicit_socket_without_a_daemon_is_a_clear_error(tmp_path: Path,
                           stdin=subprocess.DEVNULL)
     assert done.returncode == 1 and done.stdout == ""
     assert "no intentd daemon answers at" in done.stderr
+
+
+def test_a_daemon_that_never_answers_is_a_clear_error(
+        tmp_path: Path, silent: SilentDaemon, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(gateway, "HANDSHAKE_TIMEOUT", 0.5)
+    ws = make_workspace(tmp_path / "ws")
+    assert main(["mcp", "--workspace", str(ws), "--socket", str(silent.path)]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == "" and "Traceback" not in captured.err
+    assert captured.err.strip().splitlines() == [
+        f"intentd mcp: the intentd daemon at {silent.path} took the connection but did not "
+        "answer within 0.5 s; is it stuck? (restart `intentd serve`)"]
 
 
 @pytest.fixture(autouse=True)

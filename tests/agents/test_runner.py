@@ -8,11 +8,12 @@ from typing import Any
 
 import pytest
 
+from intentd.daemon.agents import gateway
 from intentd.daemon.cli import main
 from intentd.daemon.engine.stages.intent_gate import GATE_MESSAGE
 from intentd.daemon.testing import DaemonProcess, make_workspace
 from intentd.daemon.tools.registry import BUILTIN_TOOLS
-from tests.agents.conftest import Person
+from tests.agents.conftest import Person, SilentDaemon
 from tests.agents.fake_api import ErrorReply, FakeMessagesAPI, Turn, text, tool_use
 
 HELLO = "print('hello')\n"
@@ -144,6 +145,19 @@ def test_network_failure_is_one_clear_line(ws: Path, monkeypatch: pytest.MonkeyP
     code = main(["run", "--workspace", str(ws), "--in-process", "--max-retries", "0", "task"])
     err = capsys.readouterr().err
     assert code == 1 and "cannot reach the API" in err and "Traceback" not in err
+
+
+def test_a_daemon_that_never_answers_is_one_clear_line(
+        ws: Path, silent: SilentDaemon, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(gateway, "HANDSHAKE_TIMEOUT", 0.5)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
+    code = main(["run", "--workspace", str(ws), "--socket", str(silent.path), "task"])
+    err = capsys.readouterr().err
+    assert code == 1 and "Traceback" not in err
+    assert err.strip().splitlines() == [f"intentd run: the intentd daemon at {silent.path} took "
+                                        "the connection but did not answer within 0.5 s; is it "
+                                        "stuck? (restart `intentd serve`)"]
 
 
 def test_max_turns_stops_the_run(ws: Path, monkeypatch: pytest.MonkeyPatch,
