@@ -16,7 +16,10 @@ from intentd.gui.state.workspaces import WorkspaceRegistry
 class DaemonCommands(QObject):
     """Sends a person's actions; answers come back as signals (or as state changes)."""
 
-    approval_answered = Signal(str, str)  # approval id, "approved" | "rejected"
+    # The daemon did not take the answer to this approval id (the connection went, or it
+    # refused the request): the approval still waits, and may be answered again.
+    answer_not_taken = Signal(str)
+    settings_update_failed = Signal(str)  # workspace; its settings in force did not change
     checkpoint_diff_loaded = Signal(str, object)  # checkpoint id, list[FileDiff]
     checkpoint_restored = Signal(str, object)  # checkpoint id, the restore result (dict)
     command_failed = Signal(str)  # a human-readable message
@@ -43,13 +46,13 @@ class DaemonCommands(QObject):
         def answered(_result: Any) -> None:
             # approvals/resolved will say the same; whichever comes first removes the row.
             self.approvals.remove(approval_id, resolution)
-            self.approval_answered.emit(approval_id, resolution)
 
         def failed(failure: RpcFailure) -> None:
             if failure.code == protocol.UNKNOWN_APPROVAL:
                 self.approvals.remove(approval_id, "gone")  # answered elsewhere, or withdrawn
                 self.command_failed.emit("That request was already answered or withdrawn.")
             else:
+                self.answer_not_taken.emit(approval_id)
                 self.command_failed.emit(f"Could not answer the request: {failure.message}")
 
         self.connection.request(protocol.APPROVALS_RESPOND, params, answered, failed)
@@ -59,9 +62,13 @@ class DaemonCommands(QObject):
             if isinstance(result, dict):
                 self.workspaces.set_settings(workspace, result)
 
+        def failed(failure: RpcFailure) -> None:
+            self.settings_update_failed.emit(workspace)
+            self._failed("Could not change the settings", failure)
+
         self.connection.request(
             protocol.SETTINGS_UPDATE, {"workspace": workspace, "auto_approve": auto_approve},
-            updated, lambda f: self._failed("Could not change the settings", f))
+            updated, failed)
 
     def diff_checkpoint(self, workspace: str, checkpoint_id: str) -> None:
         def loaded(result: Any) -> None:

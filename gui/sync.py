@@ -39,7 +39,8 @@ class StateSync(QObject):
         self.activity = activity
         self.extra_workspaces = list(extra_workspaces or [])
         self.is_loaded = False
-        self._outstanding = 0
+        self._outstanding = 0  # requests of the current load not answered yet
+        self._load = 0  # counts loads; an answer to an earlier load's request is not counted
         self._requested: set[str] = set()  # workspaces asked for since the last reload
         # Approvals announced or resolved while approvals/list is on its way: its answer may
         # have been taken before them, and must not undo them.
@@ -63,6 +64,7 @@ class StateSync(QObject):
         """Ask the daemon for everything again (after a connect, or F5)."""
         self.is_loaded = False
         self._outstanding = 0
+        self._load += 1
         self._requested = set()
         self._announced, self._gone = {}, set()
         self._ask(protocol.APPROVALS_LIST, {}, self._on_approvals_list)
@@ -89,6 +91,9 @@ class StateSync(QObject):
 
     def _ask(self, method: str, params: dict[str, Any],
              on_result: Callable[[dict[str, Any]], None]) -> None:
+        """Send a request of the load; `loaded` waits for its answer. Exactly one of the two
+        callbacks runs, later, even when the request could not be sent."""
+        load = self._load
         self._outstanding += 1
 
         def done(result: Any) -> None:
@@ -96,18 +101,21 @@ class StateSync(QObject):
                 if isinstance(result, dict):
                     on_result(result)
             finally:
-                self._answered()
+                self._answered(load)
 
         def failed(failure: RpcFailure) -> None:
+            if failure.code == CONNECTION_LOST:
+                return  # never answered: the load is not complete (a reconnect loads again)
             # A workspace the daemon cannot load (a deleted folder) is not worth a dialog.
-            if failure.code not in (protocol.UNKNOWN_WORKSPACE, CONNECTION_LOST):
+            if failure.code != protocol.UNKNOWN_WORKSPACE:
                 self.request_failed.emit(f"{method}: {failure.message}")
-            self._answered()
+            self._answered(load)
 
-        if self.connection.request(method, params, done, failed) is None:
-            self._outstanding -= 1
+        self.connection.request(method, params, done, failed)
 
-    def _answered(self) -> None:
+    def _answered(self, load: int) -> None:
+        if load != self._load:
+            return  # a request of an earlier load: the current one does not wait for it
         self._outstanding -= 1
         if self._outstanding == 0 and not self.is_loaded:
             self.is_loaded = True
@@ -189,10 +197,16 @@ class StateSync(QObject):
 
     def _intents_changed(self, params: dict[str, Any]) -> None:
         path = str(params.get("workspace") or "")
-        if path:
-            self.workspaces.set_intents(path, [Intent.from_json(i)
-                                               for i in params.get("intents") or []
-                                               if isinstance(i, dict)])
+        if not path:
+            return
+        warnings = params.get("warnings")
+        self.workspaces.set_intents(
+            path, [Intent.from_json(i) for i in params.get("intents") or [] if isinstance(i, dict)],
+            warnings=[str(w) for w in warnings] if isinstance(warnings, list) else None)
+        if not isinstance(warnings, list):
+            # intents/changed leaves the warnings out; intents/list has them. Only they are
+            # taken from its answer: the intents and the error have notifications of their own.
+            self._refresh_warnings(path)
 
     def _intents_error(self, params: dict[str, Any]) -> None:
         path = str(params.get("workspace") or "")
@@ -204,8 +218,22 @@ class StateSync(QObject):
         self.activity.add(entry)
         if entry.tool == "select_active_intent" and entry.workspace:
             # The selection lives in the daemon's sessions: ask which session holds what now.
-            self.connection.request(protocol.INTENTS_LIST, {"workspace": entry.workspace},
-                                    lambda r: self._on_intents_list(entry.workspace, r))
+            self._refresh_intents(entry.workspace)
+
+    def _refresh_intents(self, path: str) -> None:
+        def listed(result: Any) -> None:
+            if isinstance(result, dict):
+                self._on_intents_list(path, result)
+
+        self.connection.request(protocol.INTENTS_LIST, {"workspace": path}, listed)
+
+    def _refresh_warnings(self, path: str) -> None:
+        def listed(result: Any) -> None:
+            warnings = result.get("warnings") if isinstance(result, dict) else None
+            if isinstance(warnings, list):
+                self.workspaces.set_warnings(path, [str(w) for w in warnings])
+
+        self.connection.request(protocol.INTENTS_LIST, {"workspace": path}, listed)
 
     def _checkpoint_created(self, params: dict[str, Any]) -> None:
         path = str(params.get("workspace") or "")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 
 from PySide6.QtGui import QColor, QGuiApplication, QPalette
 
@@ -50,5 +51,12 @@ _DARK = {
 
 
 def colors(palette: QPalette | None = None) -> Colors:
-    table = _DARK if is_dark(palette) else _LIGHT
+    """The colours for the palette's brightness; shared, so callers must not change them."""
+    return _colors(is_dark(palette))
+
+
+@cache
+def _colors(dark: bool) -> Colors:
+    # Built once per brightness: an item model asks for a colour on every cell it paints.
+    table = _DARK if dark else _LIGHT
     return Colors(**{name: QColor(value) for name, value in table.items()})

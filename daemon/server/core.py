@@ -106,7 +106,8 @@ class DaemonCore:
                            new: WorkspaceConfig) -> None:
         if new.intents != old.intents:
             self.bus.publish_threadsafe(protocol.INTENTS_CHANGED, {
-                "workspace": workspace.root_str, "intents": new.intents_json()})
+                "workspace": workspace.root_str, "intents": new.intents_json(),
+                "warnings": list(new.intents.warnings)})
         if str(new.intents_error) != str(old.intents_error):
             error = new.intents_error.to_json() if new.intents_error else None
             self.bus.publish_threadsafe(protocol.INTENTS_ERROR,

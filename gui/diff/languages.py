@@ -55,7 +55,6 @@ _BY_EXTENSION = {
     ".sh": SHELL, ".bash": SHELL, ".zsh": SHELL,
     ".yaml": YAML, ".yml": YAML, ".json": JSON, ".toml": TOML,
 }
-ALL = (PYTHON, C_LIKE, JAVASCRIPT, SHELL, YAML, JSON, TOML)
 
 
 def language_for(path: str | None) -> Language | None:

@@ -67,9 +67,6 @@ class DiffText(QPlainTextEdit):
         self._update_margins()
         self._format_visible()
 
-    def lines(self) -> list[DiffLine]:
-        return list(self._lines)
-
     def formatted_lines(self) -> int:
         return sum(self._formatted)
 

@@ -12,14 +12,11 @@ from intentd.gui.theme import colors
 
 from .table import Index, RowTableModel
 
-ENTRY_ROLE = Qt.ItemDataRole.UserRole + 3
-
 
 class ActivityModel(RowTableModel[LedgerEntry]):
     """Mirrors an ActivityLog, oldest first (the view scrolls to the newest)."""
 
     HEADERS = ("Time", "Workspace", "Session", "Tool", "Decision", "Stage", "Reason")
-    ROW_ROLE = ENTRY_ROLE
 
     def __init__(self, log: ActivityLog, parent: QObject | None = None) -> None:
         super().__init__(log.entries(), parent)

@@ -12,8 +12,6 @@ from intentd.gui.state.records import Approval, local_clock, workspace_name
 
 from .table import RowTableModel
 
-APPROVAL_ROLE = Qt.ItemDataRole.UserRole + 1
-
 
 def _newest_first(approval: Approval) -> float:
     created: float = approval.created_at
@@ -24,7 +22,6 @@ class ApprovalsModel(RowTableModel[Approval]):
     """Mirrors an ApprovalQueue: one row per pending approval."""
 
     HEADERS = ("Time", "Tool", "Target", "Workspace", "Session", "Intent", "Reason")
-    ROW_ROLE = APPROVAL_ROLE
 
     def __init__(self, queue: ApprovalQueue, parent: QObject | None = None) -> None:
         super().__init__(sorted(queue.approvals(), key=_newest_first), parent)
@@ -34,8 +31,7 @@ class ApprovalsModel(RowTableModel[Approval]):
         queue.approvals_reset.connect(self._on_queue_approvals_reset)
 
     def _cell(self, approval: Approval, column: int) -> str:
-        target = approval.target.splitlines()[0] if approval.target else ""
-        values = (local_clock(approval.created_at), approval.tool, target,
+        values = (local_clock(approval.created_at), approval.tool, approval.target_line,
                   workspace_name(approval.workspace), approval.session_id,
                   approval.intent_id or "—", approval.reason)
         return self._pick(values, column)
@@ -43,7 +39,7 @@ class ApprovalsModel(RowTableModel[Approval]):
     def _role_data(self, approval: Approval, column: int, role: int) -> Any:
         if role == Qt.ItemDataRole.ToolTipRole:
             tips = (approval.reason, approval.reason, approval.target, approval.workspace,
-                    f"{approval.session_id} ({approval.agent or 'unknown agent'})")
+                    approval.session_label)
             return self._pick(tips, column, approval.reason)
         return None
 

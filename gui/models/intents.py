@@ -22,7 +22,6 @@ class IntentsModel(WorkspaceTableModel[Intent]):
         super().__init__(registry, parent)
         self._selected: dict[str, list[str]] = {}
         registry.intents_changed.connect(self._on_registry_intents_changed)
-        registry.workspaces_reset.connect(self._reload)
 
     def _cell(self, intent: Intent, column: int) -> str:
         values = (intent.id, intent.name, intent.status,

@@ -19,7 +19,6 @@ class RowTableModel(QAbstractTableModel, Generic[Row]):
     """One record per row in self._rows, one column per HEADERS entry; subclasses fill the cells."""
 
     HEADERS: ClassVar[tuple[str, ...]] = ()
-    ROW_ROLE: ClassVar[int | None] = None  # a role that hands out the whole record, for the views
 
     def __init__(self, rows: list[Row], parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -42,8 +41,6 @@ class RowTableModel(QAbstractTableModel, Generic[Row]):
         if not index.isValid() or not 0 <= index.row() < len(self._rows):
             return None
         row = self._rows[index.row()]
-        if self.ROW_ROLE is not None and role == self.ROW_ROLE:
-            return row
         if role == Qt.ItemDataRole.DisplayRole:
             return self._cell(row, index.column())
         return self._role_data(row, index.column(), role)
@@ -90,7 +87,7 @@ class WorkspaceTableModel(RowTableModel[Row]):
             self._reload()
 
     def _reload(self) -> None:
-        workspace = self._registry.get(self._path) if self._path else None
+        workspace = self._registry.get(self._path)
         self.beginResetModel()
         self._load(workspace)
         self.endResetModel()

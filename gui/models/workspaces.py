@@ -13,8 +13,6 @@ from intentd.gui.state.workspaces import WorkspaceRegistry
 
 from .table import Index
 
-PATH_ROLE = Qt.ItemDataRole.UserRole + 4
-
 
 class WorkspacesModel(QAbstractListModel):
     def __init__(self, registry: WorkspaceRegistry, approvals: ApprovalQueue,
@@ -24,7 +22,6 @@ class WorkspacesModel(QAbstractListModel):
         self._approvals = approvals
         self._paths: list[str] = registry.paths()
         registry.workspace_added.connect(self._on_registry_workspace_added)
-        registry.workspaces_reset.connect(self._on_registry_workspaces_reset)
         registry.workspace_changed.connect(self._on_registry_workspace_changed)
         registry.intents_error_changed.connect(self._on_registry_workspace_changed)
         # Pending counts are refreshed once per pass of the event loop, not once per request.
@@ -43,8 +40,6 @@ class WorkspacesModel(QAbstractListModel):
         path = self._paths[index.row()]
         workspace = self._registry.get(path)
         broken = workspace is not None and (workspace.error or workspace.config_errors)
-        if role == PATH_ROLE:
-            return path
         if role == Qt.ItemDataRole.DisplayRole:
             pending = self._approvals.pending_in(path)
             return workspace_name(path) + (f"  ({pending} pending)" if pending else "")
@@ -66,11 +61,6 @@ class WorkspacesModel(QAbstractListModel):
         self.beginInsertRows(QModelIndex(), row, row)
         self._paths.append(path)
         self.endInsertRows()
-
-    def _on_registry_workspaces_reset(self) -> None:
-        self.beginResetModel()
-        self._paths = self._registry.paths()
-        self.endResetModel()
 
     def _on_registry_workspace_changed(self, path: str) -> None:
         row = self.row_of(path)

@@ -52,7 +52,3 @@ class ActivityLog(QObject):
         if entry.call_id:
             self._ids.add(entry.call_id)
         self.entry_added.emit(entry)
-
-    def clear(self) -> None:
-        self._entries, self._ids = [], set()
-        self.entries_reset.emit()

@@ -26,9 +26,6 @@ class ApprovalQueue(QObject):
     def __contains__(self, approval_id: object) -> bool:
         return approval_id in self._items
 
-    def get(self, approval_id: str) -> Approval | None:
-        return self._items.get(approval_id)
-
     def approvals(self) -> list[Approval]:
         return list(self._items.values())
 

@@ -94,6 +94,15 @@ class Approval:
                 return str(self.args[key])
         return ", ".join(f"{k}={v!r}"[:60] for k, v in list(self.args.items())[:2])
 
+    @property
+    def target_line(self) -> str:
+        """The first line of the target: what fits a table cell or a heading."""
+        return self.target.splitlines()[0] if self.target else ""
+
+    @property
+    def session_label(self) -> str:
+        return f"{self.session_id} ({self.agent or 'unknown agent'})"
+
 
 @dataclass(frozen=True)
 class Intent:

@@ -36,14 +36,10 @@ class WorkspaceRegistry(QObject):
     intents_error_changed = Signal(str)
     settings_changed = Signal(str)
     checkpoints_changed = Signal(str)
-    workspaces_reset = Signal()
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._items: dict[str, Workspace] = {}
-
-    def __len__(self) -> int:
-        return len(self._items)
 
     def __contains__(self, path: object) -> bool:
         return path in self._items
@@ -51,8 +47,9 @@ class WorkspaceRegistry(QObject):
     def paths(self) -> list[str]:
         return list(self._items)
 
-    def get(self, path: str) -> Workspace | None:
-        return self._items.get(path)
+    def get(self, path: str | None) -> Workspace | None:
+        """The workspace at `path`; None for an unknown path, or for no path at all."""
+        return self._items.get(path) if path else None
 
     def ensure(self, path: str) -> Workspace:
         workspace = self._items.get(path)
@@ -60,10 +57,6 @@ class WorkspaceRegistry(QObject):
             workspace = self._items[path] = Workspace(path)
             self.workspace_added.emit(path)
         return workspace
-
-    def clear(self) -> None:
-        self._items = {}
-        self.workspaces_reset.emit()
 
     def set_summary(self, path: str, sessions: int, errors: list[ConfigError]) -> None:
         workspace = self.ensure(path)
@@ -80,6 +73,12 @@ class WorkspaceRegistry(QObject):
         if warnings is not None:
             workspace.warnings = warnings
         self.intents_changed.emit(path)
+
+    def set_warnings(self, path: str, warnings: list[str]) -> None:
+        workspace = self.ensure(path)
+        if workspace.warnings != warnings:
+            workspace.warnings = warnings
+            self.intents_changed.emit(path)
 
     def set_intents_error(self, path: str, error: ConfigError | None) -> None:
         workspace = self.ensure(path)

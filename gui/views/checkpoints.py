@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QModelIndex, Qt
+from PySide6.QtCore import QModelIndex, Qt, QTimer
 from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -19,10 +19,15 @@ from intentd.gui.diff.view import DiffPane
 from intentd.gui.models.checkpoints import CheckpointsModel
 from intentd.gui.state.records import Checkpoint, FileDiff
 from intentd.gui.state.workspaces import WorkspaceRegistry
-from intentd.gui.views.tables import make_table
+from intentd.gui.views.tables import make_table, reselect
 
 
 class CheckpointsPane(QWidget):
+    """Diffs only while on screen: "now" moves with every call that ran, and a diff costs the
+    daemon a read of every file in the checkpoint."""
+
+    REFRESH_MS = 100  # at most one diff request per this long, however many calls ran
+
     def __init__(self, registry: WorkspaceRegistry, commands: DaemonCommands,
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -35,6 +40,10 @@ class CheckpointsPane(QWidget):
         self.restore_button.clicked.connect(self.ask_to_restore)
         self.status = QLabel(self)
         self.confirmation: QMessageBox | None = None
+        self._shown: str | None = None  # the checkpoint selected, kept across reloads
+        self._diff_shown: tuple[str, str | None, str] | None = None
+        self._refresh = QTimer(self, singleShot=True, interval=self.REFRESH_MS)
+        self._refresh.timeout.connect(self._on_refresh_timeout)
         self.table.selectionModel().currentRowChanged.connect(
             self._on_selection_current_row_changed)
         self.model.modelReset.connect(self._on_model_reset)
@@ -57,9 +66,14 @@ class CheckpointsPane(QWidget):
         self.model.set_workspace(path)
 
     def refresh_diff(self) -> None:
-        """Diff the selected checkpoint against the files again ("now" moves on)."""
+        """Diff the selected checkpoint against the files again ("now" moves on), soon, and
+        only if the pane is on screen (showing it refreshes the diff)."""
+        if self.isVisible() and not self._refresh.isActive():
+            self._refresh.start()
+
+    def _on_refresh_timeout(self) -> None:
         checkpoint = self.current()
-        if checkpoint is not None and self.model.workspace:
+        if checkpoint is not None and self.model.workspace and self.isVisible():
             self.commands.diff_checkpoint(self.model.workspace, checkpoint.id)
 
     def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt's name
@@ -89,15 +103,22 @@ class CheckpointsPane(QWidget):
         box.open()
 
     def _on_model_reset(self) -> None:
-        if self.model.rowCount():
-            self.table.selectRow(0)
-        else:
-            self.diff.set_diff(None)
+        # A new checkpoint (checkpoints/created) must not move the selection: Restore… acts
+        # on the one the person chose.
+        if not reselect(self.table, self._id_at, self._shown):
+            self._show_diff(None, None, "")
             self.restore_button.setEnabled(False)
+
+    def _id_at(self, row: int) -> str | None:
+        checkpoint = self.model.checkpoint_at(row)
+        return checkpoint.id if checkpoint else None
 
     def _on_selection_current_row_changed(self, current: QModelIndex, _previous: QModelIndex
                                           ) -> None:
-        self.restore_button.setEnabled(current.isValid())
+        checkpoint = self.model.checkpoint_at(current.row()) if current.isValid() else None
+        if checkpoint is not None:
+            self._shown = checkpoint.id
+        self.restore_button.setEnabled(checkpoint is not None)
         self.refresh_diff()
 
     def _on_commands_checkpoint_diff_loaded(self, checkpoint_id: str, diffs: list[FileDiff]
@@ -108,8 +129,15 @@ class CheckpointsPane(QWidget):
         text = "".join(d.unified if d.unified.endswith("\n") else d.unified + "\n"
                        for d in diffs if d.unified)
         path = diffs[0].path if len(diffs) == 1 else None
-        self.diff.set_diff(text or None, path,
-                           f"{checkpoint.label} → now" if diffs else "No change since then")
+        self._show_diff(text or None, path,
+                        f"{checkpoint.label} → now" if diffs else "No change since then")
+
+    def _show_diff(self, text: str | None, path: str | None, title: str) -> None:
+        # Most refreshes find the same diff: parsing and laying it out again is wasted work.
+        shown = (text or "", path, title)
+        if shown != self._diff_shown:
+            self._diff_shown = shown
+            self.diff.set_diff(text, path, title)
 
     def _on_commands_checkpoint_restored(self, checkpoint_id: str, result: object) -> None:
         restored = result.get("restored", []) if isinstance(result, dict) else []

@@ -21,7 +21,7 @@ from intentd.gui.models.intents import IntentsModel
 from intentd.gui.state.records import Intent, workspace_name
 from intentd.gui.state.workspaces import WorkspaceRegistry
 from intentd.gui.views.banner import Banner
-from intentd.gui.views.tables import make_table
+from intentd.gui.views.tables import make_table, reselect
 
 
 class IntentsPane(QWidget):
@@ -74,7 +74,7 @@ class IntentsPane(QWidget):
         self._refresh_warnings()
 
     def open_intents_file(self) -> None:
-        workspace = self.registry.get(self.model.workspace) if self.model.workspace else None
+        workspace = self.registry.get(self.model.workspace)
         if workspace is not None:
             self.open_url(QUrl.fromLocalFile(workspace.intents_file))
 
@@ -87,7 +87,7 @@ class IntentsPane(QWidget):
             self._refresh_warnings()
 
     def _refresh_banner(self) -> None:
-        workspace = self.registry.get(self.model.workspace) if self.model.workspace else None
+        workspace = self.registry.get(self.model.workspace)
         if workspace is None or workspace.error is None:
             self.banner.hide()
             return
@@ -96,19 +96,19 @@ class IntentsPane(QWidget):
                                  f"<code>{html.escape(str(workspace.error))}</code>")
 
     def _refresh_warnings(self) -> None:
-        workspace = self.registry.get(self.model.workspace) if self.model.workspace else None
+        workspace = self.registry.get(self.model.workspace)
         warnings = workspace.warnings if workspace else []
         self.warnings.setText("\n".join(f"⚠ {w}" for w in warnings))
         self.warnings.setVisible(bool(warnings))
 
     def _on_model_reset(self) -> None:
         # Keep the intent the person was reading selected across live reloads.
-        rows = [self.model.intent_at(r) for r in range(self.model.rowCount())]
-        ids = [i.id for i in rows if i is not None]
-        if ids:
-            self.table.selectRow(ids.index(self._shown) if self._shown in ids else 0)
-        else:
+        if not reselect(self.table, self._id_at, self._shown):
             self.detail.clear()
+
+    def _id_at(self, row: int) -> str | None:
+        intent = self.model.intent_at(row)
+        return intent.id if intent else None
 
     def _on_selection_current_row_changed(self, current: QModelIndex, _previous: QModelIndex
                                           ) -> None:

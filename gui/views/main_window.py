@@ -71,6 +71,7 @@ class MainWindow(QMainWindow):
         core.connection.state_changed.connect(self._on_connection_state_changed)
         core.activity.entry_added.connect(self._on_activity_entry_added)
         core.commands.command_failed.connect(self._on_failure)
+        self.approvals_pane.answer_withheld.connect(self._on_approvals_pane_answer_withheld)
         core.sync.request_failed.connect(self._on_failure)
         # Titles are redrawn once per pass of the event loop, not once per request of a burst.
         self._titles = QTimer(self, singleShot=True, interval=0)
@@ -219,8 +220,7 @@ class MainWindow(QMainWindow):
         for pane in (self.intents_pane, self.checkpoints_pane, self.activity_pane,
                      self.settings_pane):
             pane.set_workspace(path)
-        if path is not None:
-            self.core.sync.load_settings(path)
+        self._load_settings_if_shown()
 
     def _on_workspaces_workspace_added(self, path: str) -> None:
         if path == self.preferred_workspace or not self.workspace_list.currentIndex().isValid():
@@ -230,6 +230,7 @@ class MainWindow(QMainWindow):
         # CONNECTING leaves the banner as it is, so retries do not make it flicker.
         if state == ConnectionState.CONNECTED:
             self.connection_banner.hide()
+            self._load_settings_if_shown()  # they may have changed while disconnected
         elif state == ConnectionState.DISCONNECTED:
             error = self.core.connection.last_error or "the connection was lost"
             self.connection_banner.show_message(
@@ -237,17 +238,25 @@ class MainWindow(QMainWindow):
                 f"as soon as one answers at <code>{self.core.connection.socket_path}</code>.")
 
     def _on_activity_entry_added(self, entry: LedgerEntry) -> None:
-        # A call that ran may have changed files: the checkpoint shown is diffed against "now".
-        if (entry.decision == "allow" and entry.workspace == self.current_workspace()
-                and self.tabs.currentIndex() == CHECKPOINTS):
+        # A call that ran may have changed files: the checkpoint shown is diffed against "now"
+        # (the pane does so only while on screen).
+        if entry.decision == "allow" and entry.workspace == self.current_workspace():
             self.checkpoints_pane.refresh_diff()
 
     def _on_failure(self, message: str) -> None:
         self.statusBar().showMessage(message, 10000)
 
-    def _on_tabs_current_changed(self, index: int) -> None:
+    def _on_approvals_pane_answer_withheld(self, message: str) -> None:
+        self.statusBar().showMessage(message, 8000)
+
+    def _on_tabs_current_changed(self, _index: int) -> None:
+        self._load_settings_if_shown()
+
+    def _load_settings_if_shown(self) -> None:
+        """Settings are asked for when the Settings tab shows them, not on every switch."""
         path = self.current_workspace()
-        if index == SETTINGS and path:
+        if (path is not None and self.tabs.currentIndex() == SETTINGS
+                and self.core.connection.state == ConnectionState.CONNECTED):
             self.core.sync.load_settings(path)
 
     def _update_tab_titles(self) -> None:

@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (
 )
 
 from intentd.gui.commands import DaemonCommands
+from intentd.gui.connection import ConnectionState
 from intentd.gui.state.records import ConfigError, workspace_name
 from intentd.gui.state.workspaces import WorkspaceRegistry
 from intentd.gui.views.banner import Banner
@@ -32,7 +33,9 @@ LIMIT = ("max_consecutive", "Most auto-approvals in a row")
 
 
 class SettingsPane(QWidget):
-    """A change is sent at once; the daemon's answer (the settings in force) redraws the form."""
+    """A change is sent at once; the daemon's answer (the settings in force) redraws the form,
+    and so does a refusal: the form never shows a setting the daemon does not apply. Nothing can
+    be changed while disconnected."""
 
     def __init__(self, registry: WorkspaceRegistry, commands: DaemonCommands,
                  parent: QWidget | None = None) -> None:
@@ -68,6 +71,8 @@ class SettingsPane(QWidget):
         layout.addLayout(form)
         layout.addStretch(1)
         registry.settings_changed.connect(self._on_registry_settings_changed)
+        commands.settings_update_failed.connect(self._on_commands_settings_update_failed)
+        commands.connection.state_changed.connect(self._on_connection_state_changed)
         self.setFocusProxy(self.switches[SWITCHES[0][0]])
         self.set_workspace(None)
 
@@ -82,10 +87,18 @@ class SettingsPane(QWidget):
         if path == self.workspace:
             self._redraw()
 
+    def _on_commands_settings_update_failed(self, path: str) -> None:
+        if path == self.workspace:
+            self._redraw()  # back to the settings in force, from the last the daemon sent
+
+    def _on_connection_state_changed(self, _state: str) -> None:
+        self._redraw()
+
     def _redraw(self) -> None:
-        workspace = self.registry.get(self.workspace) if self.workspace else None
+        workspace = self.registry.get(self.workspace)
         settings = workspace.settings if workspace else None
-        enabled = settings is not None
+        enabled = (settings is not None
+                   and self.commands.connection.state == ConnectionState.CONNECTED)
         policy = _auto_approve(settings.get("policy") if settings else None)
         overrides = _auto_approve(settings.get("overrides") if settings else None)
         self._updating = True  # setting the boxes must not send updates back
@@ -100,7 +113,6 @@ class SettingsPane(QWidget):
             self.limit.setValue(self._limit_in_force)
         finally:
             self._updating = False
-        self._limit_in_force = 0
         error = ConfigError.from_json(settings.get("error")) if settings else None
         if error is not None:
             self.banner.show_message(f"<b>policy.yaml is invalid</b>, so the safest defaults "

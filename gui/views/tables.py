@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QAbstractItemModel
+from collections.abc import Callable
+
+from PySide6.QtCore import QAbstractItemModel, QItemSelectionModel
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
 
 
@@ -28,3 +30,27 @@ def make_table(parent: QWidget, name: str, model: QAbstractItemModel,
     for column, width in enumerate(widths):
         header.resizeSection(column, width)
     return table
+
+
+def select_row(table: QTableView, row: int) -> None:
+    """Make `row` the current and only selected row, and scroll to it (nothing if out of range)."""
+    model = table.model()
+    if 0 <= row < model.rowCount():
+        index = model.index(row, 0)
+        table.selectionModel().setCurrentIndex(
+            index, QItemSelectionModel.SelectionFlag.ClearAndSelect
+            | QItemSelectionModel.SelectionFlag.Rows)
+        table.scrollTo(index)
+
+
+def reselect(table: QTableView, id_at: Callable[[int], str | None],
+             wanted_id: str | None) -> bool:
+    """After a model reset: select the row holding `wanted_id` again, else the first row.
+
+    Returns whether a row is selected (False when the table is empty)."""
+    rows = table.model().rowCount()
+    if rows == 0:
+        return False
+    found = next((r for r in range(rows) if id_at(r) == wanted_id), 0) if wanted_id else 0
+    select_row(table, found)
+    return True

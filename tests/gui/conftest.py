@@ -21,11 +21,13 @@ import intentd.gui  # noqa: E402,F401 - applies the PySide6 workaround before an
 from intentd.daemon.testing import DaemonProcess, make_workspace  # noqa: E402
 from intentd.gui.core import Core  # noqa: E402
 from intentd.gui.views.main_window import MainWindow  # noqa: E402
+from tests.gui.fake_daemon import FakeDaemon, loading_handlers  # noqa: E402
 
 HERE = Path(__file__).parent
 AGENT = HERE / "agent.py"
 # The offscreen platform plugin warns about a window feature it lacks; not a bug of ours.
 OFFSCREEN_NOISE = r"This plugin does not support propagateSizeHints\(\)"
+FAKE_WORKSPACE = "/w/proj"
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -40,6 +42,18 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def daemon(short_dir: Path) -> Iterator[DaemonProcess]:
     with DaemonProcess(short_dir / "d.sock", short_dir / "state") as process:
         yield process
+
+
+@pytest.fixture
+def fake_daemon(short_dir: Path) -> Iterator[FakeDaemon]:
+    """An in-process stand-in for the daemon, for exact control of what it says and when.
+
+    It answers the loading requests (one workspace, FAKE_WORKSPACE, and the approvals put in
+    its `pending` list) and records every request."""
+    fake = FakeDaemon(short_dir / "fake.sock").start()
+    fake.handlers.update(loading_handlers(fake.pending, FAKE_WORKSPACE))
+    yield fake
+    fake.stop()
 
 
 @pytest.fixture

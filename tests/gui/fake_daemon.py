@@ -9,10 +9,14 @@ from typing import Any
 
 from PySide6.QtCore import QObject
 from PySide6.QtNetwork import QLocalServer, QLocalSocket
+from pytestqt.qtbot import QtBot
 
 from intentd.daemon import protocol
+from intentd.gui.connection import DaemonConnection
+from tests.gui.factories import intent_json, ledger_json
 
 Handler = Callable[[dict[str, Any]], Any]
+PING = "test/ping"  # answered with {}: see caught_up()
 
 
 class FakeDaemon(QObject):
@@ -21,7 +25,8 @@ class FakeDaemon(QObject):
     def __init__(self, path: Path) -> None:
         super().__init__()
         self.path = path
-        self.handlers: dict[str, Handler] = {}
+        self.handlers: dict[str, Handler] = {PING: lambda p: {}}
+        self.pending: list[dict[str, Any]] = []  # approvals, for loading_handlers()
         self.requests: list[dict[str, Any]] = []
         self.clients: list[QLocalSocket] = []
         self.silent: set[str] = set()  # methods left unanswered
@@ -81,3 +86,32 @@ class FakeDaemon(QObject):
             return protocol.result(request["id"], handler(params))
         except LookupError as exc:
             return protocol.error(request["id"], protocol.UNKNOWN_APPROVAL, str(exc))
+        except ValueError as exc:
+            return protocol.error(request["id"], protocol.INVALID_PARAMS, str(exc))
+
+    def params_of(self, method: str) -> list[dict[str, Any]]:
+        """The params of each request of `method` received so far, in order."""
+        return [r.get("params") or {} for r in self.requests if r["method"] == method]
+
+
+def loading_handlers(approvals: list[dict[str, Any]], workspace: str) -> dict[str, Handler]:
+    """Answers to what the app asks after a connect: the approvals, one workspace with INT-1
+    selected by s-1, one ledger entry per workspace, no checkpoints, policy defaults."""
+    return {
+        protocol.APPROVALS_LIST: lambda p: {"approvals": approvals},
+        protocol.WORKSPACES_LIST: lambda p: {"workspaces": [
+            {"workspace": workspace, "sessions": 1, "pending": 1, "errors": []}]},
+        protocol.INTENTS_LIST: lambda p: {
+            "workspace": p["workspace"], "intents": [intent_json()], "error": None,
+            "warnings": [], "selected": {"s-1": "INT-1"}},
+        protocol.LEDGER_QUERY: lambda p: {"entries": [ledger_json(p["workspace"])]},
+        protocol.CHECKPOINTS_LIST: lambda p: {"checkpoints": []},
+        protocol.SETTINGS_GET: lambda p: {"workspace": p["workspace"], "policy": {},
+                                          "overrides": {}, "error": None},
+    }
+
+
+def caught_up(qtbot: QtBot, connection: DaemonConnection) -> None:
+    """Wait until the fake has read every request sent so far (it answers them in order)."""
+    with qtbot.waitCallback(timeout=5000) as callback:
+        connection.request(PING, {}, callback)

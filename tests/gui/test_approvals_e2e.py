@@ -25,6 +25,11 @@ def activate(window: MainWindow, qtbot: QtBot) -> None:
     qtbot.waitUntil(window.isActiveWindow)
 
 
+def wait_answerable(window: MainWindow, qtbot: QtBot) -> None:
+    """Approve and Reject pause after the request shown changes; a person reads it meanwhile."""
+    qtbot.waitUntil(window.approvals_pane.approve_button.isEnabled)
+
+
 def test_a_request_appears_in_the_queue(daemon: DaemonProcess, project: Path,
                                         agent: Callable[..., Agent], make_window: MakeWindow,
                                         qtbot: QtBot) -> None:
@@ -52,6 +57,7 @@ def test_approving_with_the_keyboard_completes_the_agents_call(
     caller = agent(project)
     qtbot.waitUntil(lambda: rows(window) == 1, timeout=10000)
     activate(window, qtbot)
+    wait_answerable(window, qtbot)
     qtbot.keyClick(window.approvals_pane.table, Qt.Key.Key_Return,
                    Qt.KeyboardModifier.ControlModifier)
     [answer] = caller.wait(qtbot)
@@ -74,6 +80,7 @@ def test_rejecting_sends_the_feedback_and_selects_the_next_request(
     qtbot.keyClick(pane.table, Qt.Key.Key_Home, Qt.KeyboardModifier.ControlModifier)
     first = pane.current()
     assert first is not None and first.args["path"] == "src/x_1.py"
+    wait_answerable(window, qtbot)
     qtbot.keyClicks(pane.feedback, "use pathlib instead")
     qtbot.keyClick(pane.feedback, Qt.Key.Key_Return)  # Enter in the feedback field rejects
     qtbot.waitUntil(lambda: rows(window) == 1)
@@ -81,6 +88,7 @@ def test_rejecting_sends_the_feedback_and_selects_the_next_request(
     assert nxt is not None and nxt.args["path"] == "src/x_0.py"
     assert pane.feedback.text() == ""
     pane.table.setFocus()
+    wait_answerable(window, qtbot)
     qtbot.keyClick(pane.table, Qt.Key.Key_Backspace, Qt.KeyboardModifier.ControlModifier)
     answers = caller.wait(qtbot)
     by_feedback = {a["feedback"]: a for a in answers}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from PySide6.QtCore import Qt
 from pytestqt.modeltest import ModelTester
 
@@ -14,7 +15,11 @@ from intentd.gui.state.activity import ActivityLog
 from intentd.gui.state.approvals import ApprovalQueue
 from intentd.gui.state.records import Approval, Checkpoint, Intent, LedgerEntry
 from intentd.gui.state.workspaces import WorkspaceRegistry
+from intentd.gui.theme import colors
 from tests.gui.factories import approval_json, intent_json, ledger_json
+
+# The models' timers need an application, also when this module runs alone.
+pytestmark = pytest.mark.usefixtures("qapp")
 
 
 def column(model: ApprovalsModel | ActivityModel | ActivityFilter, name: str) -> list[str]:
@@ -106,3 +111,28 @@ def test_checkpoints_model(qtmodeltester: ModelTester) -> None:
          "files": ["src/x.py"]})])
     assert model.index(0, 1).data() == "write_to_file src/x.py"
     qtmodeltester.check(model)
+
+
+def test_an_approval_names_its_target_and_session_in_one_line() -> None:
+    command = Approval.from_json(approval_json(args={"command": "make\nmake install"},
+                                               agent=""))
+    assert (command.target_line, command.session_label) == (
+        "make", f"{command.session_id} (unknown agent)")
+    assert Approval.from_json(approval_json(args={})).target_line == ""
+    queue = ApprovalQueue()
+    model = ApprovalsModel(queue)
+    queue.add(command)
+    assert column(model, "Target") == ["make"]
+    assert model.index(0, 4).data(Qt.ItemDataRole.ToolTipRole) == command.session_label
+
+
+def test_the_registry_answers_none_for_no_workspace() -> None:
+    registry = WorkspaceRegistry()
+    registry.ensure("/w/proj")
+    assert registry.get(None) is None and registry.get("") is None
+    assert registry.get("/w/proj") is not None
+
+
+def test_colours_are_built_once_per_brightness() -> None:
+    assert colors() is colors()
+    assert colors().allow.name() in ("#1a7f37", "#3fb950")  # light, dark

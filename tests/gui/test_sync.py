@@ -9,9 +9,10 @@ import pytest
 from pytestqt.qtbot import QtBot
 
 from intentd.daemon import protocol
+from intentd.gui.connection import ConnectionState
 from intentd.gui.core import Core
 from tests.gui.factories import approval_json, intent_json, ledger_json
-from tests.gui.fake_daemon import FakeDaemon
+from tests.gui.fake_daemon import FakeDaemon, loading_handlers
 
 WS = "/w/proj"
 
@@ -19,19 +20,7 @@ WS = "/w/proj"
 @pytest.fixture
 def fake(short_dir: Path) -> Iterator[FakeDaemon]:
     daemon = FakeDaemon(short_dir / "fake.sock").start()
-    pending = [approval_json(WS), approval_json("/w/other")]
-    daemon.handlers.update({
-        protocol.APPROVALS_LIST: lambda p: {"approvals": pending},
-        protocol.WORKSPACES_LIST: lambda p: {"workspaces": [
-            {"workspace": WS, "sessions": 1, "pending": 1, "errors": []}]},
-        protocol.INTENTS_LIST: lambda p: {
-            "workspace": p["workspace"], "intents": [intent_json()], "error": None,
-            "warnings": [], "selected": {"s-1": "INT-1"}},
-        protocol.LEDGER_QUERY: lambda p: {"entries": [ledger_json(p["workspace"])]},
-        protocol.CHECKPOINTS_LIST: lambda p: {"checkpoints": []},
-        protocol.SETTINGS_GET: lambda p: {"workspace": p["workspace"], "policy": {},
-                                          "overrides": {}, "error": None},
-    })
+    daemon.handlers.update(loading_handlers([approval_json(WS), approval_json("/w/other")], WS))
     yield daemon
     daemon.stop()
 
@@ -124,3 +113,41 @@ def test_notifications_racing_the_approvals_list_are_not_undone(fake: FakeDaemon
         assert [a.id for a in core.approvals.approvals()] == [fresh["id"]]
     finally:
         core.connection.close()
+
+
+def test_a_load_cut_short_by_a_lost_connection_is_not_loaded(fake: FakeDaemon,
+                                                               qtbot: QtBot) -> None:
+    fake.silent.add(protocol.LEDGER_QUERY)  # the load never completes on this connection
+    core = Core.create(fake.path)
+    loads: list[bool] = []
+    core.sync.loaded.connect(lambda: loads.append(core.workspaces.get(WS) is not None))
+    try:
+        core.connection.open()
+        qtbot.waitUntil(lambda: protocol.LEDGER_QUERY in fake.methods())
+        core.sync.load_settings(WS)  # asked for while the load is under way
+        fake.stop()
+        qtbot.waitUntil(lambda: core.connection.state == ConnectionState.DISCONNECTED)
+        core.sync.load_checkpoints(WS)  # asked for while disconnected: never answered
+        with qtbot.waitCallback() as failed:  # failures come in order: the one above came
+            core.connection.request(protocol.CHECKPOINTS_LIST, {"workspace": WS}, None, failed)
+        assert loads == [] and not core.sync.is_loaded  # a screenshot would not be taken
+        fake.silent.clear()
+        with qtbot.waitSignal(core.sync.loaded, timeout=5000):
+            fake.start()
+        assert loads == [True] and len(core.activity) == 2
+    finally:
+        core.connection.close()
+
+
+def test_an_intents_change_updates_the_warnings(core: Core, fake: FakeDaemon,
+                                                qtbot: QtBot) -> None:
+    warning = f"{WS}/.orchestration/active_intents.yaml:9: unknown key 'colour' ignored"
+    fake.handlers[protocol.INTENTS_LIST] = lambda p: {
+        "workspace": p["workspace"], "intents": [intent_json("INT-1"), intent_json("INT-2")],
+        "error": None, "warnings": [warning], "selected": {}}
+    fake.notify(protocol.INTENTS_CHANGED, {"workspace": WS, "intents": [
+        intent_json("INT-1"), intent_json("INT-2")]})
+    workspace = core.workspaces.get(WS)
+    assert workspace is not None
+    qtbot.waitUntil(lambda: workspace.warnings == [warning])
+    assert [i.id for i in workspace.intents] == ["INT-1", "INT-2"]

@@ -13,7 +13,7 @@ from intentd.daemon import protocol
 from intentd.daemon.client import Client
 from intentd.daemon.testing import DaemonProcess, make_intent, write_intents
 from intentd.gui.core import Core
-from intentd.gui.views.main_window import ACTIVITY, CHECKPOINTS, INTENTS, MainWindow
+from intentd.gui.views.main_window import ACTIVITY, CHECKPOINTS, INTENTS, SETTINGS, MainWindow
 from tests.gui.conftest import Agent, OpenedUrls
 
 MakeWindow = Callable[..., tuple[MainWindow, Core]]
@@ -41,6 +41,19 @@ def test_an_intents_edit_shows_up_and_selections_are_shown(
         client.call(protocol.INTENTS_SELECT, {"session_id": session, "intent_id": "INT-1"})
         model = window.intents_pane.model
         qtbot.waitUntil(lambda: model.index(0, 3).data() == session, timeout=5000)
+
+
+def test_warnings_about_the_intents_file_follow_its_edits(
+        daemon: DaemonProcess, project: Path, make_window: MakeWindow, qtbot: QtBot) -> None:
+    window, _core = make_window(daemon.socket_path, project)
+    window.show_tab(INTENTS)
+    warnings = window.intents_pane.warnings
+    assert warnings.isHidden()
+    write_intents(project, make_intent("INT-1", colour="blue"))
+    qtbot.waitUntil(lambda: warnings.isVisible() and "'colour'" in warnings.text(),
+                    timeout=5000)
+    write_intents(project, make_intent("INT-1"))
+    qtbot.waitUntil(warnings.isHidden, timeout=5000)
 
 
 def test_a_broken_intents_file_shows_a_banner_and_keeps_the_last_good_intents(
@@ -109,6 +122,7 @@ def test_a_checkpoint_diffs_against_now_and_restores_after_confirmation(
 def test_an_auto_approve_switch_is_sent_to_the_daemon(
         daemon: DaemonProcess, project: Path, make_window: MakeWindow, qtbot: QtBot) -> None:
     window, _core = make_window(daemon.socket_path, project)
+    window.show_tab(SETTINGS)  # settings are asked for when shown
     edits = window.settings_pane.switches["edit"]
     qtbot.waitUntil(edits.isEnabled)
     assert not edits.isChecked() and window.settings_pane.switches["read"].isChecked()

@@ -108,7 +108,7 @@ def test_intents_edits_and_errors_are_notified(connect: Connect, workspace: Path
     good = path.read_text()
     path.write_text(good.replace("INT-1", "INT-9"))
     changed = wait_notification(watcher, protocol.INTENTS_CHANGED)
-    assert [i["id"] for i in changed["intents"]] == ["INT-9"]
+    assert [i["id"] for i in changed["intents"]] == ["INT-9"] and changed["warnings"] == []
     path.write_text("active_intents: [\n")
     error = wait_notification(watcher, protocol.INTENTS_ERROR)["error"]
     assert error["file"] == str(path.resolve()) and error["line"] == 2
