@@ -6,6 +6,8 @@ command's saves what a watchdog observer saw change since the previous checkpoin
 scan when events may have been lost.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from .errors import (
     CheckpointError,
     CorruptStore,
@@ -16,7 +18,19 @@ from .errors import (
     WorkspaceMissing,
 )
 from .model import Checkpoint, FileDiff, RestoreResult
-from .store import CheckpointStore
+
+if TYPE_CHECKING:
+    from .store import CheckpointStore
+
+
+def __getattr__(name: str) -> Any:
+    # The store pulls in dulwich, sqlite and watchdog; `intentd --help` and the Claude Code
+    # hook (the CLI twice per tool call) should not pay for that.
+    if name == "CheckpointStore":
+        from .store import CheckpointStore
+
+        return CheckpointStore
+    raise AttributeError(name)
 
 __all__ = [
     "Checkpoint",

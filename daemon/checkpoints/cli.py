@@ -8,13 +8,15 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from intentd.daemon.engine.statedir import checkpoints_dir
 from intentd.daemon.policy.ignore import load_ignore_rules
 
 from .errors import CheckpointError, UnknownCheckpoint, WorkspaceMissing
-from .store import CheckpointStore
+
+if TYPE_CHECKING:  # the store (git, dulwich, sqlite) loads when a checkpoints command runs
+    from .store import CheckpointStore
 
 PROG = "intentd checkpoints"
 
@@ -77,6 +79,8 @@ def _open(args: argparse.Namespace) -> CheckpointStore | None:
     if not (state / "manifest.sqlite3").is_file():
         return None
     rules = load_ignore_rules(root)  # .orchestration/ignore, as the engine applies it
+    from .store import CheckpointStore
+
     return CheckpointStore(root, state, ignore_rules=lambda: rules, watch=False)
 
 
