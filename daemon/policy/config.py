@@ -39,12 +39,23 @@ class Hooks:
 
 
 @dataclass(frozen=True)
+class SandboxSettings:
+    # TCP for commands that run unasked; a command a person approved may always connect
+    network: str = "deny"  # "allow" | "deny"
+
+
+SCOPE_AUDIT_MODES = ("restore", "report", "off")
+
+
+@dataclass(frozen=True)
 class Policy:
     commands: CommandRules = field(default_factory=CommandRules)
     auto_approve: AutoApprove = field(default_factory=AutoApprove)
     repetition_limit: int = 3
     selectable_statuses: tuple[str, ...] = ("IN_PROGRESS",)
     hooks: Hooks = field(default_factory=Hooks)
+    sandbox: SandboxSettings = field(default_factory=SandboxSettings)
+    scope_audit: str = "restore"  # after a command: undo out-of-scope changes, only tell, or nothing
 
     def to_json(self) -> dict[str, Any]:
         rules = self.commands
@@ -58,6 +69,8 @@ class Policy:
             "hooks": {stage: [{"command": h.command, "matcher": h.matcher, "timeout": h.timeout}
                               for h in getattr(self.hooks, stage)]
                       for stage in ("pre_tool", "post_tool")},
+            "sandbox": {"network": self.sandbox.network},
+            "scope_audit": self.scope_audit,
         }
 
 
@@ -78,7 +91,8 @@ def load_policy(path: Path) -> Policy:
 
 def parse_policy(root: Node, path: Path | str) -> Policy:
     top = expect(root, dict, "the policy file", path)
-    sections = {"commands", "auto_approve", "repetition", "intents", "hooks"}
+    sections = {"commands", "auto_approve", "repetition", "intents", "hooks", "sandbox",
+                "scope_audit"}
     for key, node in top.items():
         if key not in sections:
             raise ConfigError(path, node.line, f"unknown section {key!r} (known: {sorted(sections)})")
@@ -98,7 +112,22 @@ def parse_policy(root: Node, path: Path | str) -> Policy:
             policy = replace(policy, selectable_statuses=statuses)
     if "hooks" in top:
         policy = replace(policy, hooks=_hooks(top["hooks"], path))
+    if "sandbox" in top:
+        section = _section(top["sandbox"], "sandbox", {"network"}, path)
+        if "network" in section:
+            network = _choice(section["network"], "sandbox.network", ("allow", "deny"), path)
+            policy = replace(policy, sandbox=SandboxSettings(network))
+    if "scope_audit" in top:
+        mode = _choice(top["scope_audit"], "scope_audit", SCOPE_AUDIT_MODES, path)
+        policy = replace(policy, scope_audit=mode)
     return policy
+
+
+def _choice(node: Node, what: str, choices: tuple[str, ...], path: Path | str) -> str:
+    value = expect(node, str, what, path)
+    if value not in choices:
+        raise ConfigError(path, node.line, f"{what} must be {' or '.join(choices)}, got {value!r}")
+    return str(value)
 
 
 def _section(node: Node, name: str, known: set[str], path: Path | str) -> dict[str, Node]:

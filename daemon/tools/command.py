@@ -9,6 +9,7 @@ import threading
 import time
 from typing import IO, Any
 
+from intentd.daemon.sandbox.confine import Confinement, SandboxError, SandboxRequest, confine
 from intentd.daemon.tools.base import Tool, ToolContext, ToolKind, ToolResult
 
 DEFAULT_TIMEOUT = 60
@@ -52,14 +53,35 @@ def _pump(stream: IO[bytes], sink: CappedOutput) -> None:
 
 
 def execute_command(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
+    # No request (a caller that knows no intent) confines to nothing writable: fail closed.
+    request = ctx.sandbox if isinstance(ctx.sandbox, SandboxRequest) else SandboxRequest(ctx.root)
+    try:
+        confinement = confine(request)
+    except SandboxError as exc:
+        return ToolResult(False, f"not run: {exc}", data={"sandbox": {"confined": False,
+                                                                       "error": str(exc)}})
+    try:
+        return _run(ctx, args, confinement)
+    finally:
+        confinement.close()
+
+
+def _run(ctx: ToolContext, args: dict[str, Any], confinement: Confinement) -> ToolResult:
     timeout = args.get("timeout", DEFAULT_TIMEOUT)
     started = time.monotonic()
     # A new session makes the command its own process group, so a timeout kills all of it.
-    process = subprocess.Popen(
-        ["bash", "-c", args["command"]], cwd=ctx.cwd, stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
-        env={**os.environ, **GIT_SAFETY_ENV},
-    )
+    # Landlock is entered between fork and exec (confinement.preexec), so bash and all it
+    # starts are confined; the rule set itself was built here, in the parent.
+    try:
+        process = subprocess.Popen(
+            ["bash", "-c", args["command"]], cwd=ctx.cwd, stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
+            env={**os.environ, **GIT_SAFETY_ENV, **confinement.env()},
+            preexec_fn=confinement.preexec(), pass_fds=confinement.pass_fds(),
+        )
+    except subprocess.SubprocessError as exc:  # the child could not enter its confinement
+        return ToolResult(False, f"not run: the command could not be confined ({exc})",
+                          data={"sandbox": {**confinement.report(), "error": str(exc)}})
     assert process.stdout is not None
     sink = CappedOutput()
     reader = threading.Thread(target=_pump, args=(process.stdout, sink), daemon=True)
@@ -77,10 +99,12 @@ def execute_command(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
     elapsed = round(time.monotonic() - started, 3)
     code = process.returncode
     status = f"timed out after {timeout} s (killed)" if timed_out else f"exit code {code}"
+    if not confinement.confined:
+        status += f"; {confinement.report()['note']}"
     output = sink.text()
     return ToolResult(not timed_out and code == 0, f"{output}\n[{status}]" if output else f"[{status}]",
                       data={"exit_code": code, "timed_out": timed_out, "seconds": elapsed,
-                            "output_bytes": sink.total})
+                            "output_bytes": sink.total, "sandbox": confinement.report()})
 
 
 def _kill_group(process: subprocess.Popen[bytes]) -> None:
