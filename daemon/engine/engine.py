@@ -21,6 +21,7 @@ from intentd.daemon.engine.statedir import state_home, workspace_state_dir
 from intentd.daemon.engine.watcher import ConfigWatcher
 from intentd.daemon.engine.workspace import Workspace
 from intentd.daemon.policy.hooks import run_post_hooks, run_pre_hooks
+from intentd.daemon.sandbox.calls import audited, request_for
 from intentd.daemon.tools.base import ToolContext, ToolFailed, ToolKind, ToolResult
 from intentd.daemon.tools.fileio import sha256_file
 
@@ -140,7 +141,7 @@ class Engine:
         ctx = ev.ctx  # after _prepare: the rechecked context
         self._emit("tools/started", {"call_id": ev.call_id, "session_id": ctx.session.id,
                                      "tool": ctx.name, "checkpoint_id": checkpoint_id})
-        result = self._execute(ctx)
+        result = self._scope_audit(ctx, checkpoint_id, self._execute(ctx, approved_by))
         self._apply_effects(ctx, result)
         outcome = Outcome(ev.call_id, ev.decision, result, checkpoint_id, approved_by)
         hooks = ctx.config.policy.hooks
@@ -195,20 +196,22 @@ class Engine:
                                                                    f"({exc}); refused to be safe"))
         return before, checkpoint_id
 
-    def report(self, session: Session, call_id: str, ok: bool, output: str) -> bool:
-        """The receipt of an authorized call the client ran; False when the call is unknown."""
+    def report(self, session: Session, call_id: str, ok: bool, output: str) -> Outcome | None:
+        """The receipt of an authorized call the client ran (its scope audit included); None when
+        the call is unknown."""
         with self._lock:
             entry = self._authorized.get(call_id)
             if entry is None or entry[0].ctx.session is not session:
-                return False
+                return None
             del self._authorized[call_id]
         ev, outcome, before, clock = entry
         written = {path: sha256_file(path) for path in before}
-        outcome.result = ToolResult(ok, output, written=written)
+        outcome.result = self._scope_audit(ev.ctx, outcome.checkpoint_id,
+                                           ToolResult(ok, output, written=written))
         if ok:
             session.read_hashes.update({p: d for p, d in written.items() if d})
         self._record(ev, outcome, before, clock)
-        return True
+        return outcome
 
     def forget_session(self, session: Session) -> None:
         """Close a session: authorized calls never reported are recorded as such."""
@@ -218,12 +221,13 @@ class Engine:
         for call_id in unreported:
             self.report(session, call_id, False, "the client never reported the result")
 
-    def _execute(self, ctx: CallContext) -> ToolResult:
+    def _execute(self, ctx: CallContext, approved_by: str | None = None) -> ToolResult:
         assert ctx.tool is not None
         tool_ctx = ToolContext(
             root=ctx.root, paths=tuple(p.absolute for p in ctx.paths),
             cwd=ctx.cwd.absolute if ctx.cwd else ctx.root, intents_lookup=ctx.intents_lookup,
-            is_ignored=ctx.config.ignore.ignores)
+            is_ignored=ctx.config.ignore.ignores,
+            sandbox=request_for(ctx, approved_by) if ctx.kind is ToolKind.COMMAND else None)
         try:
             return ctx.tool.execute(tool_ctx, ctx.args)
         except ToolFailed as exc:
@@ -233,6 +237,13 @@ class Engine:
         except Exception as exc:
             log.exception("tool %s crashed", ctx.name)
             return ToolResult(False, f"{ctx.name} failed with an internal error: {exc}")
+
+    def _scope_audit(self, ctx: CallContext, checkpoint_id: str | None,
+                     result: ToolResult) -> ToolResult:
+        """After a command (run here or reported by a hook): out-of-scope changes undone."""
+        if ctx.kind is not ToolKind.COMMAND or checkpoint_id is None:
+            return result
+        return audited(ctx, result, self.checkpoint_store(ctx.session.workspace), checkpoint_id)
 
     @staticmethod
     def _apply_effects(ctx: CallContext, result: ToolResult) -> None:

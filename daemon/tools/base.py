@@ -42,6 +42,7 @@ class ToolContext:
     cwd: str                     # resolved working directory for commands
     intents_lookup: Callable[[str], Any]  # id -> Intent | None, from the call's config snapshot
     is_ignored: Callable[[str], bool]     # workspace-relative path -> hidden by the ignore rules
+    sandbox: Any = None  # a command's SandboxRequest (scope, network); None: nothing writable
 
 
 Executor = Callable[[ToolContext, dict[str, Any]], ToolResult]

@@ -69,10 +69,14 @@ def register(table: MethodTable, core: DaemonCore) -> None:
         session = core.session(params)
         ok = params.opt_bool("ok", True)
         output = params.opt_text("output") or ""
-        if not await core.in_thread(core.engine.report, session, params.text("call_id"), ok, output):
+        outcome = await core.in_thread(core.engine.report, session, params.text("call_id"), ok,
+                                       output)
+        if outcome is None:
             raise RpcError(protocol.INVALID_PARAMS, "call_id is not an authorized call of this "
                            "session awaiting its report", {"param": "call_id"})
-        return {"recorded": True}
+        audit = outcome.result.data.get("scope_audit") if outcome.result else None
+        # what the scope audit found and undid; its message is for the hook to hand the agent
+        return {"recorded": True, **({"scope_audit": audit} if audit else {})}
 
     for name, handler in [(protocol.TOOLS_LIST, tools_list), (protocol.TOOLS_CALL, tools_call),
                           (protocol.TOOLS_AUTHORIZE, tools_authorize),
