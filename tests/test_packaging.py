@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+import sysconfig
 import tarfile
 import xml.etree.ElementTree as ElementTree
 import zipfile
@@ -48,11 +49,24 @@ def venv(dists: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> Pa
     path = tmp_path_factory.mktemp("venv") / "env"
     subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(path)],
                    check=True, timeout=120)
+    _see_this_environment(path)
     done = subprocess.run([str(path / "bin" / "python"), "-m", "pip", "install", "--quiet",
                            "--no-deps", "--no-index", "--ignore-installed", str(dists["wheel"])],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     return path
+
+
+def _see_this_environment(venv: Path) -> None:
+    """--system-site-packages shows the base interpreter's packages, not those of the virtual
+    environment the tests run in (if any): name this environment's folders in a .pth file, after
+    the new venv's own, so the dependencies resolve either way. Its .pth files are not run, so
+    this environment's editable intentd stays invisible."""
+    here = {sysconfig.get_paths()[key] for key in ("purelib", "platlib")}
+    site = Path(subprocess.run([str(venv / "bin" / "python"), "-c",
+                                "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                               capture_output=True, text=True, check=True, timeout=60).stdout.strip())
+    (site / "zz_tests_environment.pth").write_text("".join(f"{p}\n" for p in sorted(here)))
 
 
 def _run(venv: Path, program: str, *args: str) -> subprocess.CompletedProcess[str]:
