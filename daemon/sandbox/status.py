@@ -24,7 +24,8 @@ def sandbox_status() -> SandboxStatus:
     abi = kernel_abi()
     if abi <= 0:
         return SandboxStatus(0, unconfined_note())
-    network = ("TCP refused unless allowed" if abi >= NETWORK_ABI else
+    network = ("TCP refused to commands that run unasked, unless sandbox.network allows it"
+               if abi >= NETWORK_ABI else
                f"network not confined (TCP rules need Landlock ABI {NETWORK_ABI})")
     return SandboxStatus(abi, f"commands confined by Landlock ABI {abi}: writes only in the "
                               f"intent's scope, {network}")

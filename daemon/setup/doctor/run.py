@@ -13,6 +13,7 @@ from intentd.daemon.setup.doctor.result import CheckResult
 from intentd.daemon.setup.doctor.system import (
     check_git,
     check_qt,
+    check_sandbox,
     check_state_folder,
     check_user_service,
 )
@@ -28,6 +29,7 @@ def run_checks(socket_path: Path, workspace: Path) -> list[CheckResult]:
         check_state_folder(),
         check_git(),
         check_qt(),
+        check_sandbox(),
         *check_workspace(workspace),
         check_checkpoints(workspace),
     ]

@@ -1,4 +1,4 @@
-"""Doctor checks of this machine: git, the Qt platform, the state folder and the user service."""
+"""Doctor checks of this machine: git, the Qt platform, the state folder, the user service, Landlock."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from intentd.daemon.engine.statedir import state_home
+from intentd.daemon.sandbox.status import NETWORK_ABI, sandbox_status
 from intentd.daemon.setup.doctor.result import (
     CheckResult,
     fail,
@@ -139,3 +140,16 @@ def _exec_start(text: str) -> list[str]:
             except ValueError:
                 return []
     return []
+
+
+def check_sandbox() -> CheckResult:
+    """Whether commands intentd runs are confined to the intent's scope (Landlock)."""
+    status = sandbox_status()
+    if not status.available:
+        return warn("sandbox", status.summary,
+                    "use Linux 5.13 or later with Landlock enabled (it is in the default lsm= of "
+                    "most distributions; check `cat /sys/kernel/security/lsm`)")
+    if status.abi < NETWORK_ABI:
+        return warn("sandbox", status.summary,
+                    f"Linux 6.7 or later (Landlock ABI {NETWORK_ABI}) also confines TCP")
+    return ok("sandbox", status.summary)
