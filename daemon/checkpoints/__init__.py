@@ -2,8 +2,8 @@
 
 Storage lives outside the workspace (a private bare git repository for file contents, a SQLite
 manifest for what each checkpoint holds). A file tool's checkpoint saves the paths it names; a
-command's saves what a watchdog observer saw change since the previous checkpoint, with a full
-scan when events may have been lost.
+command's saves what the file watcher (inotify on Linux) saw change since the previous checkpoint,
+plus a scan of any folder it cannot watch, and a full scan when events may have been lost.
 """
 
 from typing import TYPE_CHECKING, Any
@@ -17,7 +17,7 @@ from .errors import (
     UnknownCheckpoint,
     WorkspaceMissing,
 )
-from .model import Checkpoint, FileDiff, RestoreResult
+from .model import Checkpoint, Coverage, FileDiff, RestoreResult
 
 if TYPE_CHECKING:
     from .store import CheckpointStore
@@ -37,6 +37,7 @@ __all__ = [
     "CheckpointError",
     "CheckpointStore",
     "CorruptStore",
+    "Coverage",
     "DiskFull",
     "FileDiff",
     "InvalidPath",

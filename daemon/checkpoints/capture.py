@@ -7,6 +7,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from .dirty import DirtySnapshot, DirtyTracker
+from .inotify_tracker import InotifyTracker
 from .errors import InvalidPath
 from .ignore import IgnoreRules, rules_digest
 from .manifest import Row
@@ -40,7 +41,7 @@ class Capturer:
     """Builds a Capture from the tracker's snapshot, falling back to a full scan when it is unsure."""
 
     def __init__(self, root: str, rules: IgnoreRules, recorder: Recorder,
-                 tracker: DirtyTracker | None) -> None:
+                 tracker: InotifyTracker | DirtyTracker | None) -> None:
         self._root = root
         self._rules = rules
         self._recorder = recorder
@@ -101,16 +102,24 @@ class Capturer:
             return "ignored (.gitignore or ignore rules)"
         return ""
 
-    def _folders(self, folders: Iterable[str], known: Known) -> dict[str, DiskStat | None]:
+    def _folders(self, folders: Iterable[str], known: Known,
+                 unchanged: Known | None = None) -> dict[str, DiskStat | None]:
         """Every file under these folders now (scan() leaves out ignored ones), plus every known
-        one that is gone; a known file that is merely ignored now keeps its record."""
+        one that is gone; a known file that is merely ignored now keeps its record. With
+        unchanged, files whose stat matches their entry there are left out (a scan, not events)."""
         found: dict[str, DiskStat | None] = {}
+        seen: set[str] = set()
         for folder in folders:
             for path, st in scan(self._root, self._rules, folder).files.items():
-                found[path] = to_disk_stat(st)
+                seen.add(path)
+                if unchanged is None or (entry := unchanged.get(path)) is None or not stat_matches(
+                        st, entry[1]):
+                    found[path] = to_disk_stat(st)
         prefixes = tuple(folder + "/" for folder in folders)
+        if "" in folders:
+            prefixes = ("",)
         if prefixes:
-            self._gone(known, (p for p in known if p.startswith(prefixes) and p not in found), found)
+            self._gone(known, (p for p in known if p.startswith(prefixes) and p not in seen), found)
         return found
 
     def _gone(self, known: Known, paths: Iterable[str], stats: dict[str, DiskStat | None]) -> None:
@@ -122,12 +131,16 @@ class Capturer:
         stats.update((p, st) for p, st in on_disk.items() if st is None or p in visible)
 
     def _dirty(self, snapshot: DirtySnapshot, known: Known, result: Capture) -> list[str]:
-        """Add the tracker's paths (folders expanded) that are not ignored; returns them all."""
+        """Add the tracker's paths (folders expanded) that are not ignored, and what changed in
+        the folders it cannot watch; returns them all."""
         touched = self._rules.kept(snapshot.files)
         for rel in touched:
             if rel not in result.stats:
                 result.stats[rel] = self._recorder.stat(rel)
         for rel, st in self._folders(snapshot.dirs, known).items():
+            touched.append(rel)
+            result.stats.setdefault(rel, st)
+        for rel, st in self._folders(snapshot.unwatched, known, unchanged=known).items():
             touched.append(rel)
             result.stats.setdefault(rel, st)
         return touched

@@ -1,4 +1,5 @@
-"""Dirty tracking: a watchdog observer marks workspace paths changed since the last checkpoint."""
+"""Dirty tracking where inotify is missing (macOS, BSD): a watchdog observer marks workspace paths
+changed since the last checkpoint, with a marker file as a barrier. Linux uses inotify_tracker."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from typing import Any
 from watchdog import events
 from watchdog.observers import Observer
 
+from .model import Coverage
 from .paths import in_git_dir, under
 
 log = logging.getLogger(__name__)
@@ -56,11 +58,13 @@ def _install_overflow_log() -> None:
 
 @dataclass(frozen=True)
 class DirtySnapshot:
-    """Workspace-relative files and folders touched since `since_ns` (the previous drain)."""
+    """Workspace-relative files and folders touched since `since_ns` (the previous drain), and
+    folders not watched at all (each scanned with everything under it)."""
 
     files: frozenset[str]
     dirs: frozenset[str]
     since_ns: int
+    unwatched: frozenset[str] = frozenset()
 
 
 class _Handler(events.FileSystemEventHandler):
@@ -100,8 +104,16 @@ class DirtyTracker:
             return False
         return all(emitter.is_alive() for emitter in observer.emitters)
 
-    def start(self) -> bool:
-        """Start watching; False (and a log line) when the platform or inotify limits refuse."""
+    def coverage(self) -> Coverage:
+        """These back ends watch a whole tree at once: all of it, or (not running) none of it."""
+        running = self.running
+        return Coverage(running, 1 if running else 0, (), "" if running else "the watcher stopped")
+
+    def wait_ready(self, timeout: float | None = None) -> bool:
+        return True
+
+    def start(self, *, background: bool = False) -> bool:
+        """Start watching; False (and a log line) when the platform refuses."""
         _install_overflow_log()
         _quiet_watchdog()
         os.makedirs(self._barrier_dir, mode=0o700, exist_ok=True)

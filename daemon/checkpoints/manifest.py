@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import bisect
 import errno
 import json
 import os
 import sqlite3
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import CheckpointError, CorruptStore, DiskFull, UnknownCheckpoint
@@ -62,6 +63,7 @@ class Draft:
     stat_refresh: list[tuple[str, int, int, int]]  # (path, seq, size, mtime_ns) of unchanged files
     bytes_added: int
     meta: dict[str, str]
+    first_seen: list[tuple[str, int]] = field(default_factory=list)  # (path, ctime_ns), see commit
 
 
 def _entry(row: tuple[object, ...]) -> Entry:
@@ -224,6 +226,19 @@ class Manifest:
             found.update((str(r[0]), _entry(r[2:])) for r in self._query(sql, (seq, *chunk)))
         return found
 
+    def first_after(self, seq: int, paths: Iterable[str]) -> dict[str, Entry]:
+        """The earliest entry after checkpoint seq of each path that has one."""
+        found: dict[str, Entry] = {}
+        batch = list(paths)
+        columns = ", ".join(f"e.{c.strip()}" for c in _ENTRY_COLUMNS.split(","))
+        for start in range(0, len(batch), _CHUNK):
+            chunk = batch[start:start + _CHUNK]
+            sql = (f"SELECT e.path, {columns} FROM entries e JOIN (SELECT path, MIN(seq) AS s "
+                   f"FROM entries WHERE seq > ? AND path IN ({','.join('?' * len(chunk))}) "
+                   "GROUP BY path) f ON e.path = f.path AND e.seq = f.s")
+            found.update((str(r[0]), _entry(r[1:])) for r in self._query(sql, (seq, *chunk)))
+        return found
+
     def holds(self, seq: int, prefix: str) -> bool:
         """Whether checkpoint seq knows anything at path prefix (the file itself or inside the folder)."""
         sql = "SELECT 1 FROM entries WHERE seq <= ? AND (path = ? OR (path > ? AND path < ?)) LIMIT 1"
@@ -251,11 +266,39 @@ class Manifest:
                     f"INSERT OR IGNORE INTO entries (path, seq, {_ENTRY_COLUMNS})"
                     " VALUES (?, ?, 'absent', '', 0, -1, -1, '')",
                     [(p, run_start) for p in draft.backfill])
+            self._backfill_present(db, seq, draft)
             db.executemany("UPDATE entries SET size = ?, mtime_ns = ? WHERE path = ? AND seq = ?",
                            [(size, mtime, p, s) for p, s, size, mtime in draft.stat_refresh])
             start = run_start if run_start is not None else (seq if draft.complete else None)
             self._bump(draft.bytes_added, {**draft.meta, "run_start": str(start or "")})
         return seq
+
+    @staticmethod
+    def _backfill_present(db: sqlite3.Connection, seq: int, draft: Draft) -> None:
+        """A file seen for the first time whose ctime is older than an earlier checkpoint has not
+        changed since before it: record its state at the earliest such checkpoint as well, so
+        restoring that one brings it back rather than leaving it as it is now."""
+        if not draft.first_seen:
+            return
+        rows = db.execute("SELECT seq, clock_ns FROM checkpoints WHERE seq < ? ORDER BY seq",
+                          (seq,)).fetchall()
+        if not rows:
+            return
+        # the clock may step back: a checkpoint qualifies only if every later one is after ctime too
+        floor = [0] * len(rows)
+        low = 2**63
+        for i in range(len(rows) - 1, -1, -1):
+            low = min(low, int(rows[i][1]))
+            floor[i] = low
+        backfill = []
+        for path, ctime in draft.first_seen:
+            at = bisect.bisect_right(floor, ctime)
+            entry = draft.entries.get(path)
+            if at < len(rows) and entry is not None:
+                backfill.append((path, int(rows[at][0]), entry.kind, entry.sha, entry.perm,
+                                 entry.size, entry.mtime_ns, entry.note))
+        db.executemany(f"INSERT OR IGNORE INTO entries (path, seq, {_ENTRY_COLUMNS}) "
+                       "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", backfill)
 
     def _bump(self, bytes_added: int, meta: dict[str, str]) -> None:
         """Inside a transaction: new generation, store size, and meta values."""

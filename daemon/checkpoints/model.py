@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 CheckpointKind = Literal["files", "command"]
 DiffStatus = Literal["modified", "added", "deleted"]
+CoverageMode = Literal["watched", "partial", "scanning"]
 
 
 @dataclass(frozen=True)
@@ -28,6 +29,39 @@ class Checkpoint:
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "created_at": self.created_at, "label": self.label, "kind": self.kind,
                 "files": list(self.files), "skipped": _pairs(self.skipped)}
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """How much of the workspace the file watcher sees. A folder it cannot watch is scanned, with
+    everything under it, at every command checkpoint; with no watcher at all, everything is."""
+
+    watching: bool
+    watched_folders: int
+    unwatched: tuple[str, ...] = ()
+    reason: str = ""
+    overflows: int = 0
+
+    @property
+    def mode(self) -> CoverageMode:
+        if not self.watching:
+            return "scanning"
+        return "partial" if self.unwatched else "watched"
+
+    def summary(self) -> str:
+        """One sentence for a person: what is watched, and what is scanned instead, and why."""
+        if self.mode == "watched":
+            return f"watching all {self.watched_folders:,} folders"
+        if self.mode == "partial":
+            return (f"watching {self.watched_folders:,} folders; {len(self.unwatched):,} folder(s) "
+                    f"scanned at every command checkpoint ({self.reason})")
+        why = f" ({self.reason})" if self.reason else ""
+        return f"not watching{why}: every command checkpoint scans the whole workspace"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"mode": self.mode, "watched_folders": self.watched_folders,
+                "unwatched": list(self.unwatched[:20]), "unwatched_count": len(self.unwatched),
+                "reason": self.reason, "overflows": self.overflows, "summary": self.summary()}
 
 
 @dataclass(frozen=True)

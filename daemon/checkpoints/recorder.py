@@ -41,6 +41,7 @@ class Changes:
 
     entries: dict[str, Entry] = field(default_factory=dict)
     created: list[str] = field(default_factory=list)  # paths known absent since the run began
+    first_seen: list[tuple[str, int]] = field(default_factory=list)  # (path, ctime) never seen before
     skipped: list[tuple[str, str]] = field(default_factory=list)
     stat_refresh: list[tuple[str, int, int, int]] = field(default_factory=list)
     data: dict[str, bytes] = field(default_factory=dict)  # content read, kept only for dry runs
@@ -207,6 +208,8 @@ class Recorder:
             not entry.present or observed.ctime_ns >= created_after_ns
         ):
             changes.created.append(rel)
+        elif seen is None and entry.present and observed.ctime_ns > 0:
+            changes.first_seen.append((rel, observed.ctime_ns))
         return entry.kind in ("file", "link")
 
 

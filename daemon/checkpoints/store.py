@@ -7,7 +7,7 @@ import os
 import re
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
@@ -15,6 +15,7 @@ from typing import Literal, Self
 
 from intentd.daemon.engine.statedir import checkpoints_dir, ensure_private, make_tree_private
 
+from . import inotify
 from .capture import Capture, Capturer
 from .diffing import file_diff, unknown_diff
 from .dirty import DirtyTracker
@@ -25,9 +26,10 @@ from .errors import (
     WorkspaceMissing,
 )
 from .ignore import IgnoreRules, PolicyRules, policy_key
+from .inotify_tracker import InotifyTracker
 from .lock import StoreLock
 from .manifest import Draft, Manifest, Row
-from .model import Checkpoint, FileDiff, RestoreResult
+from .model import Checkpoint, Coverage, FileDiff, RestoreResult
 from .objects import BlobStore
 from .paths import normalize, under
 from .recorder import Changes, Recorder
@@ -37,6 +39,7 @@ from .upkeep import Upkeep
 
 # Aliases because the method `list` shadows the builtin inside the class body.
 Checkpoints = list[Checkpoint]
+Tracker = InotifyTracker | DirtyTracker
 FileDiffs = list[FileDiff]
 _ID = re.compile(r"(?:cp-)?0*(\d{1,18})")
 NO_STATE = "no state at this checkpoint; left in place"
@@ -93,10 +96,12 @@ class CheckpointStore:
             self._blobs = BlobStore(self.state_dir / "git")
             self._manifest = Manifest(self.state_dir / "manifest.sqlite3", root)
         self._recorder = Recorder(root, self._blobs, max_file_bytes)
-        self._tracker: DirtyTracker | None = None
+        self._tracker: Tracker | None = None
+        self._unwatched_why = "" if watch else "watching is off"
         if watch:
-            tracker = DirtyTracker(root, str(self.state_dir / "watch"), self._rules.skipped_dir)
+            tracker = _make_tracker(root, str(self.state_dir / "watch"), self._rules.skipped_dir)
             self._tracker = tracker if tracker.start() else None
+            self._unwatched_why = "" if self._tracker else "the platform refused a file watcher"
         self._capturer = Capturer(root, self._rules, self._recorder, self._tracker)
         self._known: dict[str, tuple[int, Entry]] = {}
         self._generation = -1
@@ -132,8 +137,15 @@ class CheckpointStore:
 
     @property
     def watching(self) -> bool:
-        """True while the file watcher runs (command checkpoints then cost what changed)."""
-        return self._tracker is not None and self._tracker.running
+        """True while the file watcher sees every folder (command checkpoints then cost what
+        changed); coverage() says what it misses otherwise."""
+        return self.coverage().mode == "watched"
+
+    def coverage(self) -> Coverage:
+        """How much of the workspace the watcher sees; the rest is scanned at command checkpoints."""
+        if self._tracker is None:
+            return Coverage(False, 0, (), self._unwatched_why)
+        return self._tracker.coverage()
 
     def close(self) -> None:
         """Stop the watcher and release the store."""
@@ -178,7 +190,7 @@ class CheckpointStore:
             upto = self._manifest.next_seq(row.seq) if against == "next" else None
             if upto is not None:
                 paths = self._manifest.changed_after(row.seq, upto)
-                old, new = self._manifest.states_at(row.seq, paths), self._manifest.states_at(upto, paths)
+                old, new = self._states_then(row.seq, paths), self._manifest.states_at(upto, paths)
                 fresh: dict[str, bytes] = {}
             else:
                 old, new, fresh = self._against_now(row)
@@ -189,7 +201,7 @@ class CheckpointStore:
         self._check_workspace()
         _capture, changes, run_start = self._observe(None, drain=False, save=False)
         paths = set(self._manifest.changed_after(row.seq)) | set(changes.entries)
-        old = self._manifest.states_at(row.seq, paths)
+        old = self._states_then(row.seq, paths)
         if run_start is not None and run_start <= row.seq:
             for path in changes.created:
                 old.setdefault(path, ABSENT)
@@ -237,7 +249,8 @@ class CheckpointStore:
                           sorted(p for p, e in changes.entries.items() if e.kind != "skipped"),
                           capture.skipped + changes.skipped, changes.entries,
                           changes.created if run_start is not None else [],
-                          changes.stat_refresh, changes.bytes_added, capture.rules)
+                          changes.stat_refresh, changes.bytes_added, capture.rules,
+                          changes.first_seen)
             seq = self._manifest.commit(draft, run_start)
         except BaseException:
             if self._tracker is not None:
@@ -311,7 +324,7 @@ class CheckpointStore:
                                         + (f" ({prefix})" if prefix else ""), upkeep=False)
             paths = [p for p in self._manifest.changed_after(row.seq)
                      if prefix is None or under(p, prefix)]
-            targets = self._manifest.states_at(row.seq, paths)
+            targets = self._states_then(row.seq, paths)
             current = {p: self._known[p][1] for p in paths if p in self._known}
             ops, skipped = plan(targets, current)
             unknown = [(p, NO_STATE) for p in paths if p not in targets and p in current
@@ -324,6 +337,16 @@ class CheckpointStore:
         return RestoreResult(name, safety.id, tuple(restored), tuple(deleted), tuple(left))
 
     # -- helpers -------------------------------------------------------------------------
+
+    def _states_then(self, seq: int, paths: Iterable[str]) -> dict[str, Entry]:
+        """Each path's state at checkpoint seq: its entry then, or absent when the first later
+        checkpoint to record it found it absent (a file a tool or command made after seq).
+        Paths first recorded present later are left out: their state then is unknown."""
+        wanted = list(paths)
+        states = self._manifest.states_at(seq, wanted)
+        later = self._manifest.first_after(seq, [p for p in wanted if p not in states])
+        states.update((p, ABSENT) for p, entry in later.items() if not entry.present)
+        return states
 
     def _stat_root(self) -> tuple[int, int]:
         try:
@@ -360,6 +383,13 @@ class CheckpointStore:
         kind: Literal["files", "command"] = "files" if row.kind == "files" else "command"
         return Checkpoint(make_id(row.seq), row.created_ns / 1e9, row.label, row.files,
                           row.skipped, kind)
+
+
+def _make_tracker(root: str, barrier_dir: str, skipped_dir: Callable[[str], bool]) -> Tracker:
+    """inotify on Linux (every failure to watch is known); watchdog's observer elsewhere."""
+    if inotify.available():
+        return InotifyTracker(root, skipped_dir)
+    return DirtyTracker(root, barrier_dir, skipped_dir)
 
 
 def _ignore_rules(root: str, policy: Callable[[], PolicyRules] | None, skip: list[str]) -> IgnoreRules:

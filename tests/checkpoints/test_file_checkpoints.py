@@ -92,7 +92,7 @@ def test_restore_one_path_leaves_the_others(ws: Path, store: CheckpointStore) ->
     assert (ws / "src/app.py").read_text() == "print('hi')\n"
     assert (ws / "src/util.py").read_text() == "y\n"
     with pytest.raises(InvalidPath, match="holds no state"):
-        store.restore(cp.id, path="README.md")
+        store.restore(cp.id, path="docs/never-seen.md")
 
 
 def test_bad_paths_are_skipped_with_a_reason(ws: Path, store: CheckpointStore) -> None:

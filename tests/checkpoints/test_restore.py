@@ -210,3 +210,35 @@ def test_files_unchanged_since_before_the_checkpoint_are_not_reported(
     assert [d.path for d in store.diff(cp.id)] == ["src/app.py"]
     result = store.restore(cp.id)
     assert result.restored == ("src/app.py",) and result.skipped == ()
+
+
+@pytest.mark.parametrize("watch", [True, False])
+def test_restore_rewinds_every_later_checkpoint_of_every_kind(
+        ws: Path, make_store: StoreFactory, watch: bool) -> None:
+    """Files made after the checkpoint, each first recorded (as absent) by a later one, a file
+    tool's or a command's, are deleted; everything else comes back as it was."""
+    store = make_store(ws, watch=watch)
+    before = tree(ws)
+    first = store.create(["src/app.py"], label="before write_file")
+    write(ws, "src/app.py", "agent\n")
+    store.create(["src/new.py"], label="before write_file src/new.py")
+    write(ws, "src/new.py", "made by a file tool\n")
+    store.create(None, label="before a command")
+    write(ws, "made/by/command.txt", "made by a command\n")
+    write(ws, "README.md", "edited by the command\n")
+    store.create(["src/util.py"], label="before another edit")
+    (ws / "src/util.py").unlink()
+    store.create(None, label="before another command")
+    result = store.restore(first.id)
+    if not watch:
+        # without a watcher a file checkpoint sees only its own paths, so nothing says the command's
+        # file was absent before: it is left in place, and said so
+        assert result.skipped == (("made/by/command.txt", NO_STATE),)
+        (ws / "made/by/command.txt").unlink()
+        (ws / "made/by").rmdir()
+        (ws / "made").rmdir()
+    assert tree(ws) == before
+    assert set(result.deleted) == {"src/new.py", "made/by/command.txt"} - ({""} if watch else {
+        "made/by/command.txt"})
+    if watch:
+        assert result.skipped == () and store.diff(first.id) == []

@@ -1,0 +1,284 @@
+"""Dirty tracking on Linux: one inotify watch per folder, read in order, every failure to watch known.
+
+Events are read under one lock, by a thread while idle and by collect() itself: once collect() has
+read the queue empty, every change made before it began is in hand (the kernel queues an event
+before the write, create or rename that caused it returns). No marker file, no waiting.
+
+What cannot be watched is never silent: a folder whose watch fails (the per-user watch limit, say)
+is listed as unwatched and scanned, with everything under it, at every command checkpoint; a queue
+overflow or the workspace itself moving makes the next checkpoint scan everything.
+"""
+
+from __future__ import annotations
+
+import errno
+import logging
+import os
+import select
+import threading
+import time
+from collections.abc import Callable
+
+from . import inotify
+from .dirty import DirtySnapshot
+from .inotify import Event, Inotify, WatchFailed
+from .model import Coverage
+from .paths import in_git_dir, under
+
+log = logging.getLogger(__name__)
+
+# Past this many changed paths a scan is cheaper to hold than the list (a build, an unpacked archive).
+MAX_DIRTY = 200_000
+# How often a checkpoint tries again to watch folders that could not be watched.
+RETRY_SECONDS = 5.0
+# The limit in force for this user namespace (the same as fs.inotify.max_user_watches outside one).
+LIMIT_FILES = ("/proc/sys/user/max_inotify_watches", "/proc/sys/fs/inotify/max_user_watches")
+
+
+def _why(exc: OSError) -> str:
+    if exc.errno == errno.ENOSPC:
+        return (f"the inotify watch limit is reached ({_limit()} per user; raise it with "
+                "sysctl fs.inotify.max_user_watches)")
+    if exc.errno == errno.ENOMEM:
+        return "the kernel is out of memory for inotify watches"
+    return f"cannot watch: {exc.strerror}"
+
+
+def _limit() -> str:
+    for path in LIMIT_FILES:
+        try:
+            with open(path, encoding="ascii") as handle:
+                return f"{int(handle.read()):,}"
+        except (OSError, ValueError):
+            continue
+    return "unknown"
+
+
+class InotifyTracker:
+    """Collects changed paths under root; `coverage()` says what it cannot see."""
+
+    def __init__(self, root: str, skipped_dir: Callable[[str], bool] = in_git_dir) -> None:
+        """skipped_dir: folders whose changes never matter (IgnoreRules.skipped_dir); never watched."""
+        self._root = root
+        self._skipped_dir = skipped_dir
+        self._lock = threading.Lock()
+        self._ino: Inotify | None = None
+        self._paths: dict[int, str] = {}  # watch descriptor -> folder ('' is the workspace)
+        self._wds: dict[str, int] = {}
+        self._unwatched: dict[str, str] = {}  # folder -> why it is not watched
+        self._files: set[str] = set()
+        self._dirs: set[str] = set()
+        self._lost = ""  # why events may be missing since the last drain ("" when none are)
+        self._since_ns = 0
+        self._overflows = 0
+        self._retried = 0.0
+        self._thread: threading.Thread | None = None
+        self._wake = os.pipe()
+        self._stopping = False
+        self._ready = threading.Event()
+
+    @property
+    def running(self) -> bool:
+        thread = self._thread
+        return thread is not None and thread.is_alive() and self._ino is not None
+
+    def start(self, *, background: bool = False) -> bool:
+        """Watch every folder; False when the platform has no inotify. background=True returns at
+        once and sets the watches up on the thread (collect() waits for them)."""
+        try:
+            self._ino = Inotify()
+        except OSError as exc:
+            log.warning("checkpoints: cannot watch %s (%s); every command checkpoint will scan",
+                        self._root, exc.strerror)
+            return False
+        self._thread = threading.Thread(target=self._run, daemon=True,
+                                        name=f"checkpoint watch {os.path.basename(self._root)}")
+        self._thread.start()
+        if not background:
+            self._ready.wait()
+        return True
+
+    def wait_ready(self, timeout: float | None = None) -> bool:
+        return self._ready.wait(timeout)
+
+    def stop(self) -> None:
+        """Stop watching; safe to call twice."""
+        if self._wake[1] < 0:
+            return
+        self._stopping = True
+        os.write(self._wake[1], b"x")
+        thread, self._thread = self._thread, None
+        if thread is not None:
+            thread.join(timeout=5)
+        with self._lock:
+            if self._ino is not None:
+                self._ino.close()
+                self._ino = None
+        for fd in self._wake:
+            os.close(fd)
+        self._wake = (-1, -1)
+
+    def mark_lost(self) -> None:
+        """Force the next collect() to report lost events (e.g. a checkpoint failed after draining)."""
+        with self._lock:
+            self._lost = self._lost or "a checkpoint failed after reading the changes"
+
+    def coverage(self) -> Coverage:
+        with self._lock:
+            unwatched = tuple(sorted(self._unwatched))
+            reason = self._unwatched[unwatched[0]] if unwatched else ""
+            return Coverage(self.running and "" not in self._unwatched, len(self._paths),
+                            unwatched, reason, self._overflows)
+
+    def collect(self, *, drain: bool) -> DirtySnapshot | None:
+        """Paths changed since the last drain, plus the folders to scan because they are not
+        watched. None when events may be missing: the caller then scans the workspace."""
+        self._ready.wait()
+        started = time.time_ns()
+        with self._lock:
+            if not self.running:
+                return None
+            self._pump()
+            self._retry_unwatched()
+            lost = bool(self._lost) or "" in self._unwatched
+            snapshot = DirtySnapshot(frozenset(self._files), frozenset(self._dirs), self._since_ns,
+                                     frozenset(self._unwatched))
+            if drain:
+                self._files, self._dirs, self._lost = set(), set(), ""
+                self._since_ns = started
+        return None if lost else snapshot
+
+    # -- the reading thread ----------------------------------------------------------------
+
+    def _run(self) -> None:
+        try:
+            with self._lock:
+                self._watch_tree("")
+                self._since_ns = time.time_ns()
+            self._ready.set()
+            self._listen()
+        except Exception:  # the thread's death makes running False: checkpoints then scan
+            log.exception("checkpoints: the watcher of %s stopped", self._root)
+        finally:
+            self._ready.set()
+
+    def _listen(self) -> None:
+        ino = self._ino
+        if ino is None:
+            return
+        poller = select.poll()
+        poller.register(ino.fileno(), select.POLLIN)
+        poller.register(self._wake[0], select.POLLIN)
+        while not self._stopping:
+            poller.poll()
+            if self._stopping:
+                return
+            with self._lock:
+                self._pump()
+
+    def _pump(self) -> None:
+        """Read and apply every queued event (the lock is held)."""
+        if self._ino is None:
+            return
+        for event in self._ino.read():
+            self._apply(event)
+        if len(self._files) + len(self._dirs) > MAX_DIRTY:
+            self._files, self._dirs = set(), set()
+            self._lost = self._lost or "too many changes to list"
+
+    def _apply(self, event: Event) -> None:
+        if event.mask & inotify.IN_Q_OVERFLOW:
+            self._overflows += 1
+            self._lost = "the inotify event queue overflowed"
+            return
+        base = self._paths.get(event.wd)
+        if base is None:
+            return  # a watch already dropped
+        if event.mask & inotify.IN_IGNORED:
+            self._forget(event.wd)
+        if event.mask & (inotify.IN_IGNORED | inotify.IN_DELETE_SELF | inotify.IN_MOVE_SELF
+                         | inotify.IN_UNMOUNT):
+            if base == "":
+                self._lost = "the workspace folder itself was moved or deleted"
+            return  # a sub-folder's own move or deletion shows in its parent's events
+        if not event.name:
+            return
+        name = os.fsdecode(event.name)
+        rel = f"{base}/{name}" if base else name
+        if self._skipped_dir(rel):
+            return
+        if not event.mask & inotify.IN_ISDIR:
+            self._files.add(rel)
+        elif event.mask & (inotify.IN_CREATE | inotify.IN_MOVED_TO):
+            self._watch_tree(rel)  # what it holds already is found by scanning it
+            self._dirs.add(rel)
+        elif event.mask & inotify.IN_MOVED_FROM:
+            self._drop_tree(rel)
+            self._dirs.add(rel)
+        elif event.mask & inotify.IN_DELETE:
+            self._dirs.add(rel)
+
+    # -- watches -----------------------------------------------------------------------------
+
+    def _watch_tree(self, top: str) -> None:
+        """Watch top and every folder under it; a folder that cannot be watched is listed, with
+        its whole subtree, as unwatched."""
+        ino = self._ino
+        assert ino is not None
+        stack = [top]
+        while stack:
+            rel = stack.pop()
+            if rel and self._skipped_dir(rel):
+                continue
+            path = os.path.join(self._root, rel) if rel else self._root
+            try:
+                wd = ino.add_watch(path)
+            except WatchFailed as exc:
+                if exc.errno in (errno.ENOENT, errno.ENOTDIR):  # gone already
+                    self._unwatched.pop(rel, None)
+                else:
+                    self._unwatched[rel] = _why(exc)
+                continue
+            old = self._paths.get(wd)
+            if old is not None and old != rel and self._wds.get(old) == wd:
+                del self._wds[old]
+            self._paths[wd], self._wds[rel] = rel, wd
+            self._unwatched.pop(rel, None)
+            stack.extend(_subfolders(path, rel))
+
+    def _drop_tree(self, top: str) -> None:
+        """A folder moved away: its watches now follow it; drop them (a move back re-adds them)."""
+        for rel in [r for r in self._wds if under(r, top)]:
+            wd = self._wds.pop(rel)
+            self._paths.pop(wd, None)
+            assert self._ino is not None
+            self._ino.rm_watch(wd)
+        for rel in [r for r in self._unwatched if under(r, top)]:
+            del self._unwatched[rel]
+
+    def _forget(self, wd: int) -> None:
+        rel = self._paths.pop(wd, None)
+        if rel is not None and self._wds.get(rel) == wd:
+            del self._wds[rel]
+
+    def _retry_unwatched(self) -> None:
+        """Watches may have been freed since: try the unwatched folders again, now and then.
+        One that is watched now is scanned once more (it changed unseen until now)."""
+        now = time.monotonic()
+        if not self._unwatched or now - self._retried < RETRY_SECONDS:
+            return
+        self._retried = now
+        for rel in sorted(self._unwatched):
+            if rel in self._unwatched:
+                self._watch_tree(rel)
+                if rel not in self._unwatched:
+                    self._dirs.add(rel)
+
+
+def _subfolders(path: str, rel: str) -> list[str]:
+    try:
+        with os.scandir(path) as entries:
+            return [f"{rel}/{e.name}" if rel else e.name for e in entries
+                    if e.is_dir(follow_symlinks=False)]
+    except OSError:  # gone or unreadable: its parent's events still show it going
+        return []
