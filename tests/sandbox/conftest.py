@@ -1,0 +1,86 @@
+"""A real daemon, a git workspace with one intent owning src/, and a person who approves."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from intentd.daemon import protocol
+from intentd.daemon.client import Client
+from intentd.daemon.testing import DaemonProcess, make_intent, make_workspace
+from tests.server.helpers import Background, open_session, wait_notification
+
+FILES = {"src/app.py": "print('hi')\n", "src/old.txt": "old notes\n", "docs/guide.md": "# guide\n",
+         "README.md": "# demo\n"}
+
+
+def git_workspace(root: Path, scope: list[str], policy: dict[str, Any] | None = None) -> Path:
+    ws = make_workspace(root, make_intent(owned_scope=scope), policy=policy, files=FILES)
+    subprocess.run(["git", "init", "-q", str(ws)], check=True)
+    return ws
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    return git_workspace(tmp_path / "ws", ["src/**"])
+
+
+@pytest.fixture
+def daemon(short_dir: Path) -> Iterator[DaemonProcess]:
+    with DaemonProcess(short_dir / "d.sock", short_dir / "state") as process:
+        yield process
+
+
+@pytest.fixture
+def connect(daemon: DaemonProcess) -> Iterator[Callable[[str], Client]]:
+    clients: list[Client] = []
+
+    def make(name: str = "test") -> Client:
+        client = Client(daemon.socket_path, timeout=30).connect()
+        client.initialize(name)
+        clients.append(client)
+        return client
+
+    yield make
+    for client in clients:
+        client.close()
+
+
+Connect = Callable[[str], Client]
+
+
+def approved_command(connect: Connect, workspace: Path, command: str) -> dict[str, Any]:
+    """Run a command through the daemon as an agent, a person approving it; the tools/call answer."""
+    agent, person = connect("agent"), connect("gui")
+    person.call(protocol.EVENTS_SUBSCRIBE, {})
+    session_id = open_session(agent, workspace)
+    call = Background(agent, protocol.TOOLS_CALL, {"session_id": session_id,
+                                                   "tool": "execute_command",
+                                                   "args": {"command": command}})
+    try:
+        request = wait_notification(person, protocol.APPROVALS_REQUESTED)
+    except AssertionError:
+        raise AssertionError(f"the command was not put to a person: {call.result()}") from None
+    person.call(protocol.APPROVALS_RESPOND, {"approval_id": request["id"], "decision": "approve"})
+    answer: dict[str, Any] = call.result(30)
+    assert answer["decision"] == "allow" and answer["approved_by"] == "person"
+    return answer
+
+
+def unasked_command(connect: Connect, workspace: Path, command: str) -> dict[str, Any]:
+    """Run a command the policy auto-approves (the workspace's policy must say so)."""
+    agent = connect("agent")
+    session_id = open_session(agent, workspace)
+    answer: dict[str, Any] = agent.call(protocol.TOOLS_CALL, {
+        "session_id": session_id, "tool": "execute_command", "args": {"command": command}})
+    assert answer["decision"] == "allow" and answer["approved_by"] == "auto", answer
+    return answer
+
+
+def ledger_entries(client: Client, workspace: Path) -> list[dict[str, Any]]:
+    answer = client.call(protocol.LEDGER_QUERY, {"workspace": str(workspace)})
+    return list(answer["entries"])
