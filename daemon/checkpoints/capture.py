@@ -7,9 +7,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from .dirty import DirtySnapshot, DirtyTracker
-from .inotify_tracker import InotifyTracker
 from .errors import InvalidPath
 from .ignore import IgnoreRules, rules_digest
+from .inotify_tracker import InotifyTracker
 from .manifest import Row
 from .paths import in_git_dir, normalize
 from .recorder import Known, Recorder

@@ -17,34 +17,35 @@ MAX_LEDGER_ENTRIES = 10_000
 
 
 def register(table: MethodTable, core: DaemonCore) -> None:
-    def store_for(params: Params) -> Any:
-        # Checkpoint ids are numbered per workspace, so the workspace is always named.
-        return core.engine.checkpoint_store(core.workspace(params))
-
-    async def checkpoint_op(fn: Any, *args: Any, **kwargs: Any) -> Any:
+    async def checkpoint_op(params: Params, method: str, *args: Any, **kwargs: Any) -> Any:
+        """Call a method of the workspace's store, opened here too: opening it can fail the same
+        ways (a corrupt manifest, say), with the same documented error."""
         from intentd.daemon.checkpoints import CheckpointError
 
+        # Checkpoint ids are numbered per workspace, so the workspace is always named.
+        workspace = core.workspace(params)
+
+        def run() -> Any:
+            return getattr(core.engine.checkpoint_store(workspace), method)(*args, **kwargs)
+
         try:
-            return await core.in_thread(lambda: fn(*args, **kwargs))
+            return await core.in_thread(run)
         except CheckpointError as exc:
             raise RpcError(protocol.CHECKPOINT_ERROR, str(exc)) from None
 
     async def checkpoints_list(conn: Any, params: Params) -> dict[str, Any]:
-        store = store_for(params)
-        return {"checkpoints": [c.to_json() for c in await checkpoint_op(store.list)]}
+        return {"checkpoints": [c.to_json() for c in await checkpoint_op(params, "list")]}
 
     async def checkpoints_diff(conn: Any, params: Params) -> dict[str, Any]:
         against = params.opt_text("against") or "current"
         if against not in ("current", "next"):
             raise bad_params("against", "must be current or next")
-        store = store_for(params)
-        diffs = await checkpoint_op(store.diff, params.text("checkpoint_id"), against=against,
+        diffs = await checkpoint_op(params, "diff", params.text("checkpoint_id"), against=against,
                                     path=params.opt_text("path"))
         return {"diffs": [d.to_json() for d in diffs]}
 
     async def checkpoints_restore(conn: Any, params: Params) -> dict[str, Any]:
-        store = store_for(params)
-        done = await checkpoint_op(store.restore, params.text("checkpoint_id"),
+        done = await checkpoint_op(params, "restore", params.text("checkpoint_id"),
                                    path=params.opt_text("path"))
         result: dict[str, Any] = done.to_json()
         return result

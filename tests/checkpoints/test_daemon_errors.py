@@ -1,0 +1,29 @@
+"""Checkpoint failures over the socket carry the documented CHECKPOINT_ERROR, whatever broke."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from intentd.daemon import protocol
+from intentd.daemon.client import Client, RpcError
+from intentd.daemon.engine.statedir import checkpoints_dir
+from intentd.daemon.testing import DaemonProcess, make_workspace
+
+
+@pytest.mark.parametrize("damage", [b"this is not a database" * 100, b""])
+def test_a_corrupt_manifest_is_a_checkpoint_error(short_dir: Path, damage: bytes) -> None:
+    workspace = make_workspace(short_dir / "ws", files={"src/app.py": "x = 1\n"})
+    state = short_dir / "state"
+    store = checkpoints_dir(workspace.resolve(), state / "intentd")
+    store.mkdir(parents=True, mode=0o700)
+    (store / "manifest.sqlite3").write_bytes(damage or b"SQLite format 3\0" + b"\xff" * 4000)
+    with DaemonProcess(short_dir / "d.sock", state) as daemon, Client(daemon.socket_path) as client:
+        client.initialize("test")
+        for method, params in ((protocol.CHECKPOINTS_LIST, {}),
+                               (protocol.CHECKPOINTS_DIFF, {"checkpoint_id": "cp-1"})):
+            with pytest.raises(RpcError) as caught:
+                client.call(method, {"workspace": str(workspace), **params})
+            assert caught.value.code == protocol.CHECKPOINT_ERROR
+            assert "manifest" in str(caught.value)
