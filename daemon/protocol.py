@@ -79,8 +79,11 @@ def default_socket_path() -> Path:
 
 
 def encode(message: dict[str, Any] | list[Any]) -> bytes:
-    return (json.dumps(message, ensure_ascii=False, separators=(",", ":"), default=str)
-            + "\n").encode("utf-8")
+    text = json.dumps(message, ensure_ascii=False, separators=(",", ":"), default=str) + "\n"
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate in untrusted text: escape it, never fail to answer
+        return (json.dumps(message, separators=(",", ":"), default=str) + "\n").encode("ascii")
 
 
 def request(method: str, params: dict[str, Any] | None = None,

@@ -20,6 +20,13 @@ def decide(engine: Engine, session: Any, tool: Any, args: Any) -> Decision:
     return ev.decision
 
 
+def _nested(depth: int) -> Any:
+    value: Any = "leaf"
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
 @pytest.mark.parametrize(("tool", "args", "fragment"), [
     ("rm_everything", {}, "unknown tool 'rm_everything'"),
     (None, {}, "no tool name"),
@@ -38,6 +45,14 @@ def decide(engine: Engine, session: Any, tool: Any, args: Any) -> Decision:
     ("replace_in_file", {"path": "a", "edits": [{"old_str": "", "new_str": "b"}]}, "not be empty"),
     ("execute_command", {"command": "ls", "cwd": "../.."}, "outside the workspace"),
     ("execute_command", {"command": "ls", "timeout": 100000}, "must be ≤ 600"),
+    ("read_file", {"path": "src/\udcff.txt"}, "args.path is not valid Unicode"),
+    ("write_to_file", {"path": "a", "content": "x\ud800"}, "args.content is not valid Unicode"),
+    ("replace_in_file", {"path": "a", "edits": [{"old_str": "a", "new_str": "\udfff"}]},
+     "args.edits[0].new_str is not valid Unicode"),
+    ("write_to_file", {"path": "a", "content": "x", "\udcffk": 1}, "a key of args"),
+    ("mcp__srv__tool", {"a": [{"b": ["ok", "\ud800"]}]}, "args.a[0].b[1] is not valid Unicode"),
+    ("read\udcff", {}, "unknown tool"),
+    ("mcp__srv__tool", {"a": _nested(100)}, "nested more than 64 levels deep"),
 ])
 def test_bad_calls_are_refused_at_validate(engine: Engine, workspace: Path, tool: Any, args: Any,
                                            fragment: str) -> None:
