@@ -2,7 +2,8 @@
 
 It reads the checkpoint taken before the command through the store's public API: `diff` names
 every path that changed since (the store's watcher and scan rules decide what is seen), and
-`restore(..., path=...)` brings each out-of-scope one back (created files removed).
+`restore(..., path=...)` brings each out-of-scope one back (created files removed), after a
+checkpoint of what the command left, so the audit itself can be undone.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ NEVER_IN_SCOPE = (".orchestration/",)  # the person's own files, whatever a scop
 
 
 class Store(Protocol):
+    def create(self, paths: None, *, label: str) -> Any: ...
     def diff(self, checkpoint_id: str) -> list[Any]: ...
     def restore(self, checkpoint_id: str, *, path: str | None = None) -> Any: ...
 
@@ -32,13 +34,13 @@ class ScopeAudit:
     found: tuple[tuple[str, str], ...]       # (path, added | modified | deleted)
     undone: tuple[str, ...] = ()
     left: tuple[tuple[str, str], ...] = ()   # (path, why it could not be undone)
-    safety_checkpoints: tuple[str, ...] = ()  # each restore's undo
+    undo_checkpoint: str | None = None       # restoring it undoes the audit
 
     def to_json(self) -> dict[str, Any]:
         return {"mode": self.mode, "checkpoint_id": self.checkpoint_id, "intent_id": self.intent_id,
                 "out_of_scope": [list(item) for item in self.found], "undone": list(self.undone),
                 "left": [list(item) for item in self.left],
-                "safety_checkpoints": list(self.safety_checkpoints), "message": self.message()}
+                "undo_checkpoint": self.undo_checkpoint, "message": self.message()}
 
     def message(self) -> str:
         """What the agent is told, one path a line."""
@@ -74,9 +76,11 @@ def audit(store: Store, checkpoint_id: str, intent: Intent | None, mode: str) ->
     intent_id = intent.id if intent else None
     if mode != "restore":
         return ScopeAudit(mode, checkpoint_id, intent_id, found)
+    # Saves what the command left (an undo of the audit) and records its new files as absent
+    # before it: only then can a path restore remove them.
+    before = store.create(None, label=f"scope audit: before undoing changes since {checkpoint_id}")
     undone: list[str] = []
     left: list[tuple[str, str]] = []
-    safety: list[str] = []
     for path, _status in found:
         try:
             result = store.restore(checkpoint_id, path=path)
@@ -84,9 +88,7 @@ def audit(store: Store, checkpoint_id: str, intent: Intent | None, mode: str) ->
             log.warning("scope audit: restoring %s from %s failed: %s", path, checkpoint_id, exc)
             left.append((path, f"restore failed: {exc}"))
             continue
-        safety.append(result.safety_checkpoint_id)
         left.extend(result.skipped)
         if path in result.restored or path in result.deleted:
             undone.append(path)
-    return ScopeAudit(mode, checkpoint_id, intent_id, found, tuple(undone), tuple(left),
-                      tuple(safety))
+    return ScopeAudit(mode, checkpoint_id, intent_id, found, tuple(undone), tuple(left), before.id)

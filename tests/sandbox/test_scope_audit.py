@@ -1,0 +1,82 @@
+"""After every command, changes outside the intent's scope are undone (or reported), by any agent."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from intentd.daemon import protocol
+from tests.sandbox.conftest import Connect, approved_command, git_workspace, ledger_entries
+from tests.server.helpers import open_session
+
+# The kernel grants src/ as a whole; only the audit can hold a command to *.py inside it.
+TIDY = ('echo x > src/notes.txt; echo "# more" >> src/app.py; rm src/old.txt; '
+        "echo new > src/helper.py\n")
+
+
+def audit_of(answer: dict[str, Any]) -> dict[str, Any]:
+    return dict(answer["result"]["data"]["scope_audit"])
+
+
+def test_what_the_kernel_lets_through_outside_the_globs_is_undone(connect: Connect,
+                                                                  tmp_path: Path) -> None:
+    workspace = git_workspace(tmp_path / "ws", ["src/**/*.py"])
+    (workspace / "src" / "tidy.sh").write_text(TIDY)
+    answer = approved_command(connect, workspace, "bash src/tidy.sh")
+    assert not (workspace / "src" / "notes.txt").exists(), "a created file is removed"
+    assert (workspace / "src" / "old.txt").read_text() == "old notes\n", "a deleted one comes back"
+    assert (workspace / "src" / "app.py").read_text().endswith("# more\n"), "in scope: kept"
+    assert (workspace / "src" / "helper.py").exists()
+    audit = audit_of(answer)
+    assert audit["mode"] == "restore" and sorted(audit["undone"]) == ["src/notes.txt", "src/old.txt"]
+    output = answer["result"]["output"]
+    assert "undone: src/notes.txt (created; removed" in output
+    assert "undone: src/old.txt (deleted; brought back" in output
+    entry = ledger_entries(connect("cli"), workspace)[-1]
+    assert entry["receipt"]["data"]["scope_audit"]["undone"] == audit["undone"]
+
+
+def test_report_mode_tells_and_leaves_the_files(connect: Connect, tmp_path: Path) -> None:
+    workspace = git_workspace(tmp_path / "ws", ["src/**/*.py"], {"scope_audit": "report"})
+    (workspace / "src" / "tidy.sh").write_text(TIDY)
+    answer = approved_command(connect, workspace, "bash src/tidy.sh")
+    assert (workspace / "src" / "notes.txt").exists() and not (workspace / "src" / "old.txt").exists()
+    audit = audit_of(answer)
+    assert audit["undone"] == [] and ["src/notes.txt", "added"] in audit["out_of_scope"]
+    assert "left in place (scope_audit: report): src/notes.txt" in answer["result"]["output"]
+
+
+def test_off_does_nothing(connect: Connect, tmp_path: Path) -> None:
+    workspace = git_workspace(tmp_path / "ws", ["src/**/*.py"], {"scope_audit": "off"})
+    (workspace / "src" / "tidy.sh").write_text(TIDY)
+    answer = approved_command(connect, workspace, "bash src/tidy.sh")
+    assert (workspace / "src" / "notes.txt").exists()
+    assert "scope_audit" not in answer["result"]["data"]
+
+
+def test_a_hook_based_agents_own_command_is_audited_and_undone(connect: Connect,
+                                                                tmp_path: Path) -> None:
+    """Claude Code runs its Bash itself: intentd authorizes it, then audits on its report."""
+    workspace = git_workspace(tmp_path / "ws", ["src/**"], {"auto_approve": {"all_commands": True}})
+    agent = connect("claude-code")
+    session_id = open_session(agent, workspace)
+    grant = agent.call(protocol.TOOLS_AUTHORIZE, {"session_id": session_id, "tool": "execute_command",
+                                                  "args": {"command": "make"}})
+    assert grant["decision"] == "allow" and grant["checkpoint_id"]
+    # what `make` did, unconfined (the agent ran it): one change in scope, three outside it
+    (workspace / "src" / "built.py").write_text("built\n")
+    (workspace / "docs" / "out.md").write_text("stray\n")
+    (workspace / "README.md").write_text("# overwritten\n")
+    (workspace / "docs" / "guide.md").unlink()
+    answer = agent.call(protocol.TOOLS_REPORT, {"session_id": session_id, "call_id": grant["call_id"],
+                                                "ok": True, "output": "make: done"})
+    audit = answer["scope_audit"]
+    assert sorted(audit["undone"]) == ["README.md", "docs/guide.md", "docs/out.md"]
+    assert "undone: docs/out.md (created; removed" in audit["message"]
+    assert not (workspace / "docs" / "out.md").exists()
+    assert (workspace / "README.md").read_text() == "# demo\n"
+    assert (workspace / "docs" / "guide.md").read_text() == "# guide\n"
+    assert (workspace / "src" / "built.py").read_text() == "built\n"
+    entry = ledger_entries(connect("cli"), workspace)[-1]
+    assert entry["intent"]["id"] == grant["call_id"]
+    assert sorted(entry["receipt"]["data"]["scope_audit"]["undone"]) == sorted(audit["undone"])
