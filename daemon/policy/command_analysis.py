@@ -12,6 +12,9 @@ __all__ = ["MAX_COMMAND_LENGTH", "CommandAnalysis", "Redirect", "SimpleCommand",
 
 MAX_COMMAND_LENGTH = 64 * 1024  # longer input is refused unparsed, never handed to bashlex
 CACHE_SIZE = 4096
+# bashlex parses each nested `$( … )` again from its start, which costs time quadratic in
+# the depth; deeper nesting is refused unparsed, so the cost stays linear in the length.
+MAX_NESTING = 16
 
 
 def analyze(command: str) -> CommandAnalysis:
@@ -44,17 +47,41 @@ def _analyze(command: str) -> CommandAnalysis:
         return _unparsed(command, f"longer than {MAX_COMMAND_LENGTH} characters: not analysed")
     if not command.strip():
         return _unparsed(command, "empty command")
+    if nesting_depth(command) > MAX_NESTING:
+        return _unparsed(command, f"parentheses nested deeper than {MAX_NESTING}")
     resolver = Resolver()
     try:
         resolver.code(command, (), 0)
     except Exception as error:  # noqa: BLE001 - bashlex raises many types, all "cannot parse"
         return _unparsed(command, _parse_error(error))
     found = resolver.found
-    found.finish_paths()
+    found.finish()
     suspicious = suspicious_character(command)
     if suspicious:
         found.opaque.insert(0, f"contains {suspicious}, which hides what the command does")
     return _build(command, found)
+
+
+def nesting_depth(command: str) -> int:
+    """How deeply parentheses nest outside single quotes, in one pass (an upper bound of
+    the nesting of `$( … )`, `<( … )` and subshells)."""
+    depth = deepest = 0
+    quoted = escaped = False
+    for char in command:
+        if escaped:
+            escaped = False
+        elif quoted:
+            quoted = char != "'"
+        elif char == "\\":
+            escaped = True
+        elif char == "'":
+            quoted = True
+        elif char == "(":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char == ")":
+            depth = max(depth - 1, 0)
+    return deepest
 
 
 def _parse_error(error: Exception) -> str:
@@ -84,6 +111,9 @@ def _build(command: str, found: Findings) -> CommandAnalysis:
         reason=blockers[0] if blockers else "every command only reads",
         risky_assignments=risky,
         writes_via_redirect=bool(found.redirect_writes),
+        needs_person=tuple(dict.fromkeys(found.needs_person)),
+        walks=tuple(dict.fromkeys(found.walks)),
+        git_dirs=tuple(dict.fromkeys(found.git_dirs)),
     )
 
 

@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Callable, Sequence
 
 from intentd.daemon.policy.command_options import matches_long, operands, short_letters
 
 # Global options (before the subcommand) that are safe; `-C DIR` is handled apart.
+# `--bare`, `--git-dir` and `--work-tree` are not: they make git read a repository (and its
+# config) that the agent may have written, past `safe.bareRepository=explicit`.
 _SAFE_GLOBAL = frozenset({
     "--no-pager", "-P", "--no-replace-objects", "--literal-pathspecs", "--glob-pathspecs",
-    "--noglob-pathspecs", "--icase-pathspecs", "--no-optional-locks", "--bare",
+    "--noglob-pathspecs", "--icase-pathspecs", "--no-optional-locks",
     "--version", "--html-path", "--man-path", "--info-path", "--no-advice",
 })
 # Options refused in every subcommand: they write a file, run a program or start a pager.
 _REFUSED_LONG = ("output", "ext-diff", "textconv", "filters", "open-files-in-pager",
-                 "paginate", "exec", "upload-pack", "receive-pack", "edit")
+                 "paginate", "exec", "upload-pack", "receive-pack", "edit", "show-signature")
 _REAL_PREFIXES = ("text",)  # `git diff --text` is a real option that abbreviates --textconv
 
 Check = Callable[[Sequence[str]], str | None]
@@ -43,7 +46,27 @@ def check_git(args: Sequence[str]) -> str | None:
         refused = matches_long(word, _REFUSED_LONG, exact=_REAL_PREFIXES)
         if refused or word.startswith("-o") or (sub == "grep" and "O" in short_letters(word)):
             return f"`git {sub} {word}` writes a file or runs a program"
+        if "%G" in word:  # a format placeholder, with --format or as its separate value
+            return f"`git {sub} {word}`: `%G` checks signatures, which runs gpg"
     return check(rest)
+
+
+def git_start_dirs(args: Sequence[str], dirs: Sequence[str]) -> list[str]:
+    """The folders `git ARGS` starts looking for its repository in: each folder the shell
+    may be in, moved by every `-C DIR` (they add up, as in git)."""
+    moves: list[str] = []
+    index = 0
+    while index < len(args) and args[index].startswith("-"):
+        if args[index] == "-C" and index + 1 < len(args):
+            moves.append(args[index + 1])
+            index += 1
+        index += 1
+    found = []
+    for folder in dirs:
+        for move in moves:
+            folder = posixpath.join(folder, move) if move else folder
+        found.append(folder)
+    return found
 
 
 def _any(rest: Sequence[str]) -> str | None:

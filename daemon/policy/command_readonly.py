@@ -6,6 +6,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from intentd.daemon.policy.command_git import check_git
+from intentd.daemon.policy.command_inspect import (
+    check_env,
+    check_jq,
+    check_printenv,
+    check_xxd,
+    refuse_output,
+)
 from intentd.daemon.policy.command_options import matches_long, operands, short_letters
 from intentd.daemon.policy.command_sed import check_sed
 from intentd.daemon.policy.command_words import Word
@@ -89,23 +96,34 @@ READ_ONLY: dict[str, ReadOnlyRule] = {
     **{name: _PLAIN for name in (
         "cat", "head", "tail", "ls", "wc", "grep", "egrep", "fgrep", "stat", "du", "df",
         "realpath", "readlink", "cut", "comm", "cmp", "md5sum", "sha1sum", "sha224sum",
-        "sha256sum", "sha384sum", "sha512sum", "b2sum", "cksum", "jq", "tac", "nl", "rev",
-        "fold", "expand", "unexpand", "paste", "od", "hexdump", "strings", "column")},
+        "sha256sum", "sha384sum", "sha512sum", "b2sum", "cksum", "tac", "nl", "rev",
+        "fold", "expand", "unexpand", "paste", "od", "hexdump", "strings", "column",
+        "join", "fmt", "pr", "tsort", "sum", "shasum", "md5")},
     **{name: _NO_PATHS for name in (
         "echo", "pwd", "true", "false", ":", "whoami", "id", "uname", "basename", "dirname",
         "which", "type", "seq", "sleep", "nproc", "tty", "groups", "uptime", "arch",
-        "logname", "printenv", "tr", "locale", "command")},
+        "logname", "tr", "locale", "command", "numfmt", "expr", "factor", "cal",
+        "getconf")},
+    "printenv": ReadOnlyRule(check_printenv, reads_paths=False),
+    "jq": ReadOnlyRule(check_jq),
+    "xxd": ReadOnlyRule(check_xxd),
+    **{name: ReadOnlyRule(refuse_output("wo")) for name in ("base64", "base32", "basenc")},
+    "iconv": ReadOnlyRule(refuse_output("fto")),
+    "shuf": ReadOnlyRule(refuse_output("nio")),
     "printf": ReadOnlyRule(_printf, reads_paths=False, checked_args=1),
     "date": ReadOnlyRule(_date, reads_paths=False),
     "hostname": ReadOnlyRule(_hostname, reads_paths=False),
-    "env": ReadOnlyRule(_refuse("S", "uCSa", ("split-string",)), reads_paths=False),
+    "env": ReadOnlyRule(check_env, reads_paths=False),
     "sort": ReadOnlyRule(_refuse("o", "ktSTo", ("output", "compress-program"))),
     "uniq": ReadOnlyRule(_uniq),
-    "file": ReadOnlyRule(_refuse("C", "efFmP", ("compile",))),
+    # file -z, rg -z and diff -l start decompressors or `pr`; fd -l starts `ls`
+    "file": ReadOnlyRule(_refuse("CzZ", "efFmP", ("compile", "uncompress",
+                                                 "uncompress-noreport"))),
     "tree": ReadOnlyRule(_refuse("oR", "LPIHTo", ("output",))),
-    "diff": ReadOnlyRule(_refuse(long=("output",))),
-    "rg": ReadOnlyRule(_refuse(long=("pre", "pre-glob", "hostname-bin"))),
-    "fd": ReadOnlyRule(_refuse("xX", "etdEcjSo", ("exec", "exec-batch"))),
+    "diff": ReadOnlyRule(_refuse("l", "CDFILSUWxX", ("output", "paginate"))),
+    "rg": ReadOnlyRule(_refuse("z", "ABCEMTdefgjmrt", ("pre", "pre-glob", "hostname-bin",
+                                                       "search-zip"))),
+    "fd": ReadOnlyRule(_refuse("xXl", "etdEcjSo", ("exec", "exec-batch", "list-details"))),
     "find": ReadOnlyRule(_refuse(words=_FIND_ACTIONS)),
     "test": ReadOnlyRule(_test),
     "[": ReadOnlyRule(_test),

@@ -3,24 +3,31 @@
 from __future__ import annotations
 
 import posixpath
+import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
 from intentd.daemon.policy.command_effects import path_args, write_targets
-from intentd.daemon.policy.command_readonly import classify
+from intentd.daemon.policy.command_git import git_start_dirs
+from intentd.daemon.policy.command_readonly import READ_ONLY, classify
 from intentd.daemon.policy.command_syntax import RawCommand, parse_syntax
 from intentd.daemon.policy.command_types import Redirect, SimpleCommand
 from intentd.daemon.policy.command_words import (
     Word,
     assignment_name,
     is_harmless_assignment,
+    is_plain_variable,
     is_risky_name,
     plain_ascii,
 )
+from intentd.daemon.policy.command_walks import walk_reason
 from intentd.daemon.policy.command_wrappers import WRAPPERS, Unwrap, unwrap
 
-MAX_CODE_DEPTH = 4      # bash -c "bash -c '…'" nesting followed before giving up (opaque)
+MAX_CODE_DEPTH = 32     # bash -c "bash -c '…'" nesting followed before giving up (opaque)
 MAX_WRAPPERS = 8        # sudo timeout nice env … layers followed before giving up
-MAX_JOINED_PATHS = 4096  # cd targets × relative paths listed before giving up
+MAX_DIRS = 32           # folders a chain of `cd`s may have moved to, before giving up
+# /proc/<pid>/environ and …/mem hold another process's secrets (every one of the user's).
+_PROC_SECRETS = re.compile(r"/proc/(?:[^/]+/)*(?:environ|mem)")
 _NOT_FILES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/fd/1", "/dev/fd/2"})
 # Builtins whose operands name variables they set: a risky name among them needs a person.
 _SETTERS = frozenset({"export", "declare", "typeset", "local", "readonly", "read", "mapfile",
@@ -37,20 +44,40 @@ class Findings:
     opaque: list[str] = field(default_factory=list)
     risky: list[str] = field(default_factory=list)
     redirect_writes: list[str] = field(default_factory=list)
-    cd_targets: list[str] = field(default_factory=list)
+    needs_person: list[str] = field(default_factory=list)
+    walks: list[str] = field(default_factory=list)
+    git_dirs: list[str] = field(default_factory=list)
+    expanded: list[str] = field(default_factory=list)
+    assigned: set[str] = field(default_factory=set)
+    # The folders the shell may be in, relative to where the command starts (""): a `cd`
+    # adds its target joined to each, and keeps them, since it may fail or sit in `( … )`.
+    dirs: list[str] = field(default_factory=lambda: [""])
 
-    def finish_paths(self) -> None:
-        """Also list relative paths joined to each directory a `cd` moved to (best effort)."""
-        prefixes: list[str] = []
-        current = ""
-        for target in self.cd_targets:
-            current = posixpath.join(current, target) if current else target
-            prefixes.extend(p for p in (target, current) if p not in prefixes)
-        relative = [p for p in self.path_args if not p.startswith(("/", "~"))]
-        if len(prefixes) * len(relative) > MAX_JOINED_PATHS:
+    def add_paths(self, paths: Iterable[str]) -> None:
+        """List paths as the shell would open them, relative ones from each possible folder."""
+        for path in paths:
+            if path.startswith(("/", "~")):
+                self.path_args.append(path)
+            else:
+                self.path_args.extend(posixpath.join(d, path) if d else path for d in self.dirs)
+
+    def change_dir(self, target: str) -> None:
+        moved = [posixpath.normpath(posixpath.join(d, target)) for d in self.dirs]
+        self.dirs = list(dict.fromkeys(self.dirs + moved))
+        if len(self.dirs) > MAX_DIRS:
             self.opaque.append("too many directory changes to follow")
-            return
-        self.path_args.extend(posixpath.join(d, p) for d in prefixes for p in relative)
+            self.dirs = self.dirs[:MAX_DIRS]
+
+    def finish(self) -> None:
+        """Checks that need the whole command: variables it expands but never sets."""
+        secret = [n for n in dict.fromkeys(self.expanded)
+                  if n not in self.assigned and not is_plain_variable(n)]
+        self.needs_person.extend(
+            f"expands `${name}`, which may hold a secret that would reach the transcript"
+            for name in secret)
+        for path in self.path_args:
+            if _PROC_SECRETS.fullmatch(posixpath.normpath(path)):
+                self.needs_person.append(f"reads `{path}`, a process's environment or memory")
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +108,8 @@ class Resolver:
             f"defines the function `{name}`, which changes what later commands run{where}"
             for name in syntax.functions)
         self.found.risky.extend(f"{name}=" for name in syntax.set_names if is_risky_name(name))
+        self.found.expanded.extend(syntax.expanded)
+        self.found.assigned.update(syntax.set_names, syntax.assigned)
         for redirect in syntax.loose_redirects:
             self._redirect(redirect)
         for raw in syntax.commands:
@@ -99,7 +128,7 @@ class Resolver:
 
     def _redirect(self, redirect: Redirect) -> None:
         if redirect.target and redirect.target not in _NOT_FILES:
-            self.found.path_args.append(redirect.target)
+            self.found.add_paths([redirect.target])
         if redirect.writes_file:
             self.found.redirect_writes.append(redirect.target)
             self.found.write_targets.append(redirect.target)
@@ -128,13 +157,32 @@ class Resolver:
         texts = [word.text for word in args]
         read_only, reason = classify(name, args, context.open_at is not None)
         self._emit(words, context, read_only, reason)
-        self.found.path_args.extend(path_args(name, texts))
+        self.found.add_paths(path_args(name, texts))
         self.found.write_targets.extend(write_targets(name, texts))
+        self._reads(name, args, context)
         if name in ("cd", "pushd") and read_only:
-            self.found.cd_targets.extend(t for t in texts if not t.startswith("-"))
+            for target in (t for t in texts if not t.startswith("-")):
+                self.found.change_dir(target)
         if name in _SETTERS:
             self.found.risky.extend(
                 t for t in _set_names(name, texts) if is_risky_name(assignment_name(t + "=")))
+
+    def _reads(self, name: str, args: tuple[Word, ...], context: _Context) -> None:
+        """What a program reads beyond the paths it names: folder walks, paths only known
+        at run time, and for git the folders it looks for a repository in."""
+        texts = [word.text for word in args]
+        walk = walk_reason(name, texts)
+        if walk is not None:
+            self.found.walks.append(walk)
+        rule = READ_ONLY.get(name)
+        late = [w.raw for w in args if w.dynamic or w.tilde]
+        if rule is not None and rule.reads_paths and (late or context.open_at is not None):
+            what = f"`{late[0]}`" if late else "paths added at run time"
+            self.found.needs_person.append(
+                f"`{name}` reads {what}, known only when it runs, so the ignore rules and the "
+                "workspace boundary cannot be checked")
+        if name == "git":
+            self.found.git_dirs.extend(git_start_dirs(texts, self.found.dirs))
 
     def _wrapper(self, words: tuple[Word, ...], wrapper: Unwrap, context: _Context) -> None:
         opaque = wrapper.opaque
@@ -147,10 +195,11 @@ class Resolver:
         self._emit(words, context, wrapper.transparent and not opaque, reason,
                    opaque=opaque is not None, runs_suffix=wrapper.runs_suffix)
         self.found.write_targets.extend(wrapper.writes)
-        self.found.path_args.extend(wrapper.reads)
+        self.found.add_paths(wrapper.reads)
         if words[0].text in ("find", "fd"):  # the directories it searches
             own = [w.text for w in words[1:]]
-            self.found.path_args.extend(path_args("find", own[:_first_exec(own)]))
+            self.found.add_paths(path_args("find", own[:_first_exec(own)]))
+            self.found.walks.append(f"`{words[0].text}` walks folders")
         via = context.via + (wrapper.label,)
         if wrapper.code is not None:
             self._nested_code(wrapper, via, context.depth)

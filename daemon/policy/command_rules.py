@@ -26,6 +26,9 @@ class CommandRules:
     deny: tuple[str, ...] = ()
     default: Literal["ask", "deny"] = "ask"
     allow_redirects: bool = False
+    # `auto_approve.safe_commands`: whether a read-only command needs no allow rule. When
+    # off, the allow list is exact: every simple command, nested ones too, must match it.
+    read_only_auto: bool = True
 
 
 @dataclass(frozen=True)
@@ -93,11 +96,14 @@ def _decide(command: str, rules: CommandRules) -> CommandVerdict:
 
 def _must_ask(analysis: CommandAnalysis,
               rules: CommandRules) -> tuple[SimpleCommand | None, str] | None:
-    """Opaque parts, risky assignments and (unless allowed) redirect writes need a person."""
+    """Opaque parts, secrets, run-time paths, risky assignments and (unless allowed)
+    redirect writes need a person."""
     if analysis.opaque:
         simple = next((c for c in analysis.commands if c.opaque), None)
         detail = f"`{_show(simple)}`: {simple.reason}" if simple else analysis.reason
         return simple, f"cannot see what runs ({detail}); never auto-approved"
+    if analysis.needs_person:
+        return None, f"{analysis.needs_person[0]}; never auto-approved"
     for simple in analysis.commands:
         risky = [a for a in simple.assignments if a in analysis.risky_assignments]
         if risky:
@@ -120,6 +126,10 @@ def _allow_or_default(analysis: CommandAnalysis, rules: CommandRules) -> Command
         rule = None if simple.open_prefix is not None else _first_match(rules.allow, simple.text)
         if rule is not None:
             allowed.append((simple, rule))
+        elif not rules.read_only_auto:
+            return _unmatched(rules, analysis, simple,
+                              f"`{_show(simple)}` matches no allow rule, and read-only commands "
+                              f"need one (safe_commands is off){_via(simple)}")
         elif not simple.read_only:
             return _unmatched(rules, analysis, simple,
                               f"`{_show(simple)}` matches no allow rule and is not read-only "
@@ -127,9 +137,10 @@ def _allow_or_default(analysis: CommandAnalysis, rules: CommandRules) -> Command
     if allowed:
         simple, rule = allowed[0]
         more = f" (and {len(allowed) - 1} more allowed)" if len(allowed) > 1 else ""
-        reason = f"`{_show(simple)}` matches allow rule `{rule}`{more}; the rest only read"
+        rest = "; the rest only read" if len(allowed) < len(analysis.commands) else ""
+        reason = f"`{_show(simple)}` matches allow rule `{rule}`{more}{rest}"
         return CommandVerdict("allow", reason, rule, simple.text, analysis)
-    if analysis.read_only:
+    if analysis.read_only and rules.read_only_auto:
         shown = ", ".join(f"`{_show(c)}`" for c in analysis.commands[:3])
         return CommandVerdict("read_only", f"read-only: {shown}", None,
                               analysis.commands[0].text, analysis)

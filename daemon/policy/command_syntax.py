@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import bashlex
 
+from intentd.daemon.policy.command_braces import TooManyWords, expand_braces
 from intentd.daemon.policy.command_types import Redirect
-from intentd.daemon.policy.command_words import Word, has_unquoted_pattern, unquote
+from intentd.daemon.policy.command_words import (
+    Word,
+    assignment_name,
+    has_unquoted_pattern,
+    unquote,
+)
 
 # Redirect operators that open their target for writing (`>&word` is `&>word` in bash).
 _WRITE_OPS = frozenset({">", ">>", ">|", "&>", "&>>", "<>", ">&"})
@@ -22,6 +28,10 @@ _FILLER = re.compile(r"(?:[\s;&]|#[^\n]*)*")
 _PLAIN_PARAMETER = re.compile(r"#?(?:[A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*#?$!-])")
 _PARAMETER_OPS = re.compile(r"(?::?[-+?]|##?|%%?|//?|\^\^?|,,?|:)")
 _HIDDEN_CODE = ("$(", "`", "<(", ">(", "${", "$[", "[")
+# Variable names an expansion reads: its own and those in its operand (`${X:-$TOKEN}`).
+_EXPANDED_NAMES = re.compile(r"(?:^#?|\$\{?#?)([A-Za-z_][A-Za-z0-9_]*)")
+_HEREDOC_NAMES = re.compile(r"\$\{?#?([A-Za-z_][A-Za-z0-9_]*)")
+_DECLARERS = frozenset({"export", "declare", "typeset", "local", "readonly"})
 # A substring expansion (`${x:off:len}`, not `:-` `:=` `:?` `:+`) naming a variable.
 _ARITHMETIC_ON_NAMES = re.compile(r":(?![-=?+]).*[A-Za-z_]", re.DOTALL)
 
@@ -51,6 +61,8 @@ class Syntax:
     loose_redirects: list[Redirect] = field(default_factory=list)  # on `( … )`, `{ …; }`
     set_names: list[str] = field(default_factory=list)  # for-loop variables
     functions: list[str] = field(default_factory=list)
+    expanded: list[str] = field(default_factory=list)  # variables whose values it expands
+    assigned: list[str] = field(default_factory=list)  # variables it sets (NAME=value)
 
 
 def parse_syntax(source: str) -> Syntax:
@@ -124,7 +136,8 @@ class _Walker:
             self.walk(child, depth + 1)
 
     def _parameter(self, value: str) -> None:
-        """Refuse expansions whose operand bashlex does not parse into commands."""
+        """Note the variables read; refuse expansions whose operand bashlex does not parse."""
+        self.syntax.expanded.extend(_EXPANDED_NAMES.findall(value))
         match = _PLAIN_PARAMETER.match(value)
         rest = value[match.end():] if match else value
         if not rest:
@@ -168,18 +181,43 @@ class _Walker:
         redirects: list[Redirect] = []
         stdin: tuple[str, str | None] = ("", None)
         for part in node.parts:
+            if part.kind == "assignment":
+                self.syntax.assigned.append(assignment_name(part.word))
             if part.kind == "assignment" and not words:
                 assignments.append(self._word(part, depth))
             elif part.kind in ("word", "assignment"):
-                words.append(self._word(part, depth))
+                words.extend(self._brace_words(self._word(part, depth)))
             elif part.kind == "redirect":
                 redirect, feeds = self._redirect(part, depth)
                 redirects.append(redirect)
                 stdin = feeds or stdin
             else:
                 raise ValueError(f"unexpected {part.kind!r} in a command")
+        if words and words[0].text in _DECLARERS:
+            self.syntax.assigned.extend(assignment_name(word.text) for word in words[1:])
         self.syntax.commands.append(RawCommand(
             tuple(words), tuple(assignments), tuple(redirects), stdin[0], stdin[1]))
+
+    def _brace_words(self, word: Word) -> list[Word]:
+        """The words bash makes of `word` by brace expansion (`cat .{env,}` reads `.env`).
+
+        A word that is only known at run time keeps its braces and stays a pattern."""
+        if word.dynamic or "{" not in word.raw:
+            return [word]
+        try:
+            pieces = expand_braces(word.raw)
+        except TooManyWords as error:
+            self.syntax.hidden.append(str(error))
+            return [word]
+        if pieces is None:
+            return [replace(word, pattern=has_unquoted_pattern(word.raw, braces=False))]
+        words = []
+        for piece in pieces:
+            text = unquote(piece)
+            words.append(Word(text=piece if text is None else text, raw=piece,
+                              dynamic=text is None, pattern=has_unquoted_pattern(piece, False),
+                              tilde=word.tilde or piece.startswith("~")))
+        return words
 
     def _redirect(self, node: Any, depth: int) -> tuple[Redirect, tuple[str, str | None] | None]:
         """The redirect, and what it feeds to standard input when it does."""
@@ -209,6 +247,8 @@ class _Walker:
         value: str = node.value
         body = value.rsplit("\n", 1)[0] + "\n" if "\n" in value else ""
         quoted = delimiter.raw != delimiter.text or "\\" in delimiter.raw
+        if not quoted:
+            self.syntax.expanded.extend(_HEREDOC_NAMES.findall(body))
         if not quoted and any(mark in body for mark in ("$(", "`", "${", "$[")):
             self.syntax.hidden.append("a here-document expands `$(…)`, backticks or `${…}`")
             return None

@@ -56,6 +56,12 @@ class CommandAnalysis:
     hidden code in parameter expansions and suspicious Unicode), `reason` (why the command
     is not read-only, or why it is) and `risky_assignments` (NAME=value that change what
     runs, such as PATH= or LD_PRELOAD=), and `writes_via_redirect`.
+
+    Three more serve the checks that need the workspace: `needs_person` (reasons no rule
+    may auto-approve it: a variable that may hold a secret, a path only known at run
+    time), `walks` (reads files no argument names: folder walks, file lists; refused
+    auto-approval when ignore rules are in force) and `git_dirs` (folders, relative to
+    the command's cwd, where a git command looks for its repository).
     """
 
     command: str
@@ -69,3 +75,6 @@ class CommandAnalysis:
     reason: str = ""
     risky_assignments: tuple[str, ...] = ()
     writes_via_redirect: bool = False
+    needs_person: tuple[str, ...] = ()
+    walks: tuple[str, ...] = ()
+    git_dirs: tuple[str, ...] = ()

@@ -34,8 +34,9 @@ def literal(text: str) -> Word:
     return Word(text=text, raw=text)
 
 
-def has_unquoted_pattern(raw: str) -> bool:
-    """Whether `raw` (a word as written) has a glob or brace expansion outside quotes."""
+def has_unquoted_pattern(raw: str, braces: bool = True) -> bool:
+    """Whether `raw` (a word as written) has a glob (or, with `braces`, a brace
+    expansion) outside quotes."""
     if raw in ("[", "{}"):
         return False  # `[ … ]` and find's `{}` are literal to bash
     quote = ""
@@ -54,7 +55,7 @@ def has_unquoted_pattern(raw: str) -> bool:
             quote = char
         elif char in "*?[":
             return True
-        elif char == "{":
+        elif char == "{" and braces:
             brace = True
         elif brace and (char == "," or (char == "." and previous == ".")):
             return True
@@ -157,6 +158,13 @@ _HARMLESS_NAMES = frozenset({
     "TERM", "COLUMNS", "LINES", "TIME_STYLE", "BLOCK_SIZE", "LS_COLORS", "GREP_COLOR",
     "GREP_COLORS", "POSIXLY_CORRECT", "CI",
 })
+# Variables whose values are no secret: expanding them leaves a command auto-approvable.
+_PLAIN_VARIABLES = frozenset({
+    "HOME", "PWD", "OLDPWD", "USER", "LOGNAME", "SHELL", "PATH", "LANG", "LANGUAGE", "TERM",
+    "HOSTNAME", "HOSTTYPE", "OSTYPE", "MACHTYPE", "UID", "EUID", "PPID", "SHLVL", "TMPDIR",
+    "TZ", "COLUMNS", "LINES", "RANDOM", "SECONDS", "LINENO", "BASHPID", "BASH_VERSION", "_",
+    "XDG_RUNTIME_DIR", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME",
+})
 _PROXY_NAMES = frozenset({"http_proxy", "https_proxy", "ftp_proxy", "all_proxy", "no_proxy"})
 
 
@@ -188,3 +196,9 @@ def is_harmless_assignment(text: str) -> bool:
     if name in _HARMLESS_NAMES or name.startswith("LC_"):
         return "/" not in value or name == "TZ"
     return name.islower() and name not in _PROXY_NAMES
+
+
+def is_plain_variable(name: str) -> bool:
+    """Whether `$name` may be expanded unasked: a short list of variables that hold no
+    secret (HOME, PWD, USER, PATH, …) and the locale. Anything else may hold a token."""
+    return name in _PLAIN_VARIABLES or name.startswith("LC_")

@@ -57,6 +57,13 @@ class Policy:
     sandbox: SandboxSettings = field(default_factory=SandboxSettings)
     scope_audit: str = "restore"  # after a command: undo out-of-scope changes, only tell, or nothing
 
+    def __post_init__(self) -> None:
+        # The command rules decide whether read-only commands need an allow rule; they
+        # follow auto_approve.safe_commands however the policy was built or replaced.
+        if self.commands.read_only_auto != self.auto_approve.safe_commands:
+            object.__setattr__(self, "commands", replace(
+                self.commands, read_only_auto=self.auto_approve.safe_commands))
+
     def to_json(self) -> dict[str, Any]:
         rules = self.commands
         return {

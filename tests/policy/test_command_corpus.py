@@ -314,7 +314,6 @@ EVERYDAY_READ_ONLY: list[tuple[str, str]] = [
     ("echo-single-quoted", "echo '$(rm x); rm -rf /'"),
     ("printf", "printf '%s\\n' a b"),
     ("printenv", "printenv PATH"),
-    ("env", "env"),
     ("which", "which python"),
     ("type", "type git"),
     ("command-v", "command -v git"),

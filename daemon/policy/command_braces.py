@@ -1,0 +1,139 @@
+"""Brace expansion as bash does it (`{a,b}`, `{1..3}`, nested, with prefix and suffix), on a word as written."""
+
+from __future__ import annotations
+
+MAX_WORDS = 256  # words one brace expression may become before the analysis gives up
+
+
+class TooManyWords(ValueError):
+    """The expansion would make more than MAX_WORDS words (`{1..100000}`)."""
+
+
+def expand_braces(raw: str) -> list[str] | None:
+    """The words bash makes of `raw` by brace expansion, quotes kept; None when it makes none.
+
+    Quoted and escaped braces and commas are literal, `${…}` is a parameter, and a brace
+    pair with neither a top-level comma nor a valid sequence (`{}`, `{x}`) is literal, as
+    in bash. Raises TooManyWords past MAX_WORDS.
+    """
+    words = _expand(raw)
+    if words == [raw]:
+        return None
+    return [word for word in words if word]  # bash drops the empty words `{,}` makes
+
+
+def _expand(raw: str) -> list[str]:
+    found = _first_expression(raw)
+    if found is None:
+        return [raw]
+    start, end, alternatives = found
+    suffixes = _expand(raw[end + 1:])
+    words: list[str] = []
+    for alternative in alternatives:
+        for middle in _expand(alternative):
+            words.extend(raw[:start] + middle + suffix for suffix in suffixes)
+            if len(words) > MAX_WORDS:
+                raise TooManyWords(f"brace expansion of `{raw[:60]}` makes too many words")
+    return words
+
+
+def _first_expression(raw: str) -> tuple[int, int, list[str]] | None:
+    """(start, end, alternatives) of the leftmost brace pair that expands."""
+    for start in _unquoted_opening_braces(raw):
+        end, commas = _closing(raw, start)
+        if end < 0:
+            continue  # an unclosed brace is literal; a later one may still expand
+        inner = raw[start + 1:end]
+        if commas:
+            return start, end, _split(inner, commas, start + 1)
+        sequence = _sequence(inner)
+        if sequence is not None:
+            return start, end, sequence
+    return None
+
+
+def _unquoted_opening_braces(raw: str) -> list[int]:
+    positions: list[int] = []
+    quote = ""
+    index = 0
+    while index < len(raw):
+        char = raw[index]
+        if char == "\\" and quote != "'":
+            index += 2
+            continue
+        if quote:
+            quote = "" if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif char == "{" and not (index and raw[index - 1] == "$"):
+            positions.append(index)
+        index += 1
+    return positions
+
+
+def _closing(raw: str, start: int) -> tuple[int, list[int]]:
+    """The matching `}` of the brace at `start` (-1 if none) and its top-level commas."""
+    depth, quote, commas = 0, "", []
+    index = start + 1
+    while index < len(raw):
+        char = raw[index]
+        if char == "\\" and quote != "'":
+            index += 2
+            continue
+        if quote:
+            quote = "" if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif char == "{":
+            depth += 1
+        elif char == "}":
+            if depth == 0:
+                return index, commas
+            depth -= 1
+        elif char == "," and depth == 0:
+            commas.append(index)
+        index += 1
+    return -1, []
+
+
+def _split(inner: str, commas: list[int], offset: int) -> list[str]:
+    """`inner` cut at its top-level commas (positions in the whole word; `offset` is
+    where `inner` starts)."""
+    cuts = [-1, *(comma - offset for comma in commas), len(inner)]
+    return [inner[a + 1:b] for a, b in zip(cuts, cuts[1:])]
+
+
+def _sequence(inner: str) -> list[str] | None:
+    """`1..5`, `a..e`, `01..10..2` as bash expands them; None when not a sequence."""
+    parts = inner.split("..")
+    if len(parts) not in (2, 3):
+        return None
+    step_text = parts[2] if len(parts) == 3 else "1"
+    if not _is_int(step_text):
+        return None
+    step = abs(int(step_text)) or 1
+    first, last = parts[0], parts[1]
+    if _is_int(first) and _is_int(last):
+        return _numbers(first, last, step)
+    if len(first) == 1 == len(last) and first.isascii() and last.isascii() and (
+            first.isalpha() and last.isalpha()):
+        return [chr(code) for code in _steps(ord(first), ord(last), step)]
+    return None
+
+
+def _numbers(first: str, last: str, step: int) -> list[str]:
+    padded = any(len(t.lstrip("-")) > 1 and t.lstrip("-").startswith("0") for t in (first, last))
+    width = max(len(first), len(last)) if padded else 0
+    return [str(number).zfill(width) if number >= 0 else "-" + str(-number).zfill(width - 1)
+            for number in _steps(int(first), int(last), step)]
+
+
+def _steps(first: int, last: int, step: int) -> range:
+    if abs(last - first) // step + 1 > MAX_WORDS:
+        raise TooManyWords(f"the sequence {first}..{last} makes too many words")
+    return range(first, last + 1, step) if first <= last else range(first, last - 1, -step)
+
+
+def _is_int(text: str) -> bool:
+    digits = text[1:] if text[:1] in "+-" else text
+    return digits.isdigit() and digits.isascii()

@@ -1,0 +1,76 @@
+"""Argument checks for inspection programs: the environment printers, jq, and converters with an output file."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+
+from intentd.daemon.policy.command_options import matches_long, operands, short_letters
+from intentd.daemon.policy.command_words import is_plain_variable
+
+# jq builtins and keywords that read what the filter does not show: the environment
+# (`env`, `$ENV`) and modules from the library path (`import`, `include`). `.env` is a
+# field, not the builtin.
+_JQ_HIDDEN = re.compile(r"(?<![\w.$])(?:env|import|include)\b|\$ENV\b|\$__prog")
+_JQ_TAKES_TWO = ("arg", "argjson", "slurpfile", "rawfile")
+
+Check = Callable[[Sequence[str]], "str | None"]
+
+
+def check_env(args: Sequence[str]) -> str | None:
+    """`env` with a command is a wrapper; reaching here, it has none and prints everything."""
+    return "`env` without a command prints the whole environment, which may hold secrets"
+
+
+def check_printenv(args: Sequence[str]) -> str | None:
+    for word in args:
+        if word in ("-0", "--null"):
+            continue
+        if word.startswith("-") or not is_plain_variable(word):
+            return f"`printenv {word}` may print a secret"
+    return None if operands(args) else "`printenv` prints the whole environment"
+
+
+def check_jq(args: Sequence[str]) -> str | None:
+    """No library path (`-L`), no filter file (`-f`), and a filter that reads no
+    environment and imports no module."""
+    index, filter_seen = 0, False
+    while index < len(args):
+        word = args[index]
+        index += 1
+        if word in ("--args", "--jsonargs", "--"):
+            break  # the rest are values, not files or filters
+        if word.startswith("--"):
+            if matches_long(word, ("library-path", "from-file")):
+                return f"`jq {word}` loads jq code that is not checked"
+            if matches_long(word, _JQ_TAKES_TWO) and "=" not in word:
+                index += 2
+            elif matches_long(word, ("indent",)) and "=" not in word:
+                index += 1
+        elif word.startswith("-") and len(word) > 1:
+            if set(short_letters(word)) & set("Lf"):
+                return f"`jq {word}` loads jq code that is not checked"
+        elif not filter_seen:
+            filter_seen = True
+            if _JQ_HIDDEN.search(word):
+                return "the jq filter reads the environment or imports a module"
+    return None
+
+
+def check_xxd(args: Sequence[str]) -> str | None:
+    if len(operands(args, ("-c", "-g", "-l", "-o", "-s", "-n", "-C"))) > 1:
+        return "`xxd INPUT OUTPUT` writes its second file"
+    return None
+
+
+def refuse_output(takes: str) -> Check:
+    """Converters that write a file only with -o / --output (base64 on macOS, iconv, shuf)."""
+    def check(args: Sequence[str]) -> str | None:
+        for word in args:
+            if word == "--":
+                return None
+            if "o" in short_letters(word, takes) or matches_long(word, ("output",)):
+                return f"`{word}` writes a file"
+        return None
+    return check
+
