@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import errno
 import itertools
 import json
 import socket
+import time
 from collections import deque
 from pathlib import Path
 from typing import Any
@@ -12,8 +14,15 @@ from typing import Any
 from intentd.daemon import protocol
 
 
+CONNECT_RETRY_SECONDS = 2.0  # a burst of clients may fill the daemon's listen queue for a moment
+
+
 class DaemonUnavailable(ConnectionError):
     """No daemon answers on the socket."""
+
+
+class UntrustedDaemon(DaemonUnavailable):
+    """The socket or the process behind it is not the user's own: nothing was sent to it."""
 
 
 class RpcError(Exception):
@@ -39,27 +48,52 @@ class Client:
         self.close()
 
     def connect(self) -> Client:
+        """Connect, after checking that the socket and the process behind it are the user's own."""
         if self._sock is not None:
             return self
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        sock.settimeout(self.timeout)
-        try:
-            sock.connect(str(self.socket_path))
-        except OSError as exc:
+        problem = protocol.socket_problem(self.socket_path)
+        if problem:
+            raise UntrustedDaemon(f"refusing to talk to {self.socket_path}: {problem}")
+        sock = self._connect_with_retry()
+        problem = protocol.peer_problem(sock)
+        if problem:
             sock.close()
-            raise DaemonUnavailable(f"no intentd daemon at {self.socket_path} ({exc.strerror or exc}); "
-                                    "start one with `intentd serve`") from None
+            raise UntrustedDaemon(f"refusing to talk to {self.socket_path}: {problem}")
         self._sock = sock
         return self
+
+    def _connect_with_retry(self) -> socket.socket:
+        deadline = time.monotonic() + CONNECT_RETRY_SECONDS
+        delay = 0.005
+        while True:
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            sock.settimeout(self.timeout)
+            try:
+                sock.connect(str(self.socket_path))
+                return sock
+            except OSError as exc:
+                sock.close()
+                if exc.errno == errno.EAGAIN and time.monotonic() < deadline:
+                    time.sleep(delay)  # the listen queue is full: it drains in milliseconds
+                    delay = min(delay * 2, 0.1)
+                    continue
+                raise DaemonUnavailable(f"no intentd daemon at {self.socket_path} "
+                                        f"({exc.strerror or exc}); start one with "
+                                        "`intentd serve`") from None
 
     def close(self) -> None:
         if self._sock is not None:
             self._sock.close()
             self._sock = None
 
-    def initialize(self, client_name: str) -> dict[str, Any]:
-        return dict(self.call(protocol.INITIALIZE, {"protocol_version": protocol.PROTOCOL_VERSION,
-                                                    "client": client_name}))
+    def initialize(self, client_name: str,
+                   agent_process: dict[str, int] | None = None) -> dict[str, Any]:
+        """`agent_process`: the agent this client works for (hook adapters name theirs)."""
+        params: dict[str, Any] = {"protocol_version": protocol.PROTOCOL_VERSION,
+                                  "client": client_name}
+        if agent_process is not None:
+            params["agent_process"] = agent_process
+        return dict(self.call(protocol.INITIALIZE, params))
 
     def call(self, method: str, params: dict[str, Any] | None = None,
              timeout: float | None = -1.0) -> Any:

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import json
 import os
+import socket
+import stat
+import struct
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -34,6 +37,7 @@ CHECKPOINTS_DIFF = "checkpoints/diff"
 CHECKPOINTS_RESTORE = "checkpoints/restore"
 SETTINGS_GET = "settings/get"
 SETTINGS_UPDATE = "settings/update"
+SETTINGS_CONFIRM = "settings/confirm"
 LEDGER_QUERY = "ledger/query"
 EVENTS_SUBSCRIBE = "events/subscribe"
 
@@ -47,9 +51,31 @@ TOOLS_FINISHED = "tools/finished"
 CHECKPOINTS_CREATED = "checkpoints/created"
 SESSIONS_OPENED = "sessions/opened"
 SESSIONS_CLOSED = "sessions/closed"
+SETTINGS_REQUESTED = "settings/requested"
+SETTINGS_RESOLVED = "settings/resolved"
 NOTIFICATIONS = (APPROVALS_REQUESTED, APPROVALS_RESOLVED, INTENTS_CHANGED, INTENTS_ERROR,
                  TOOLS_STARTED, TOOLS_FINISHED, CHECKPOINTS_CREATED, SESSIONS_OPENED,
-                 SESSIONS_CLOSED)
+                 SESSIONS_CLOSED, SETTINGS_REQUESTED, SETTINGS_RESOLVED)
+
+# -- who may call what ------------------------------------------------------------------------
+# Agent methods may come from any process of the user; person methods only from the person's
+# side (never from an agent or anything it started: the daemon decides from the calling
+# process). Every method is listed here; one missing from the table is a person method.
+AGENT, PERSON = "agent", "person"
+METHOD_SIDES: dict[str, str] = {
+    INITIALIZE: AGENT, SESSIONS_OPEN: AGENT, SESSIONS_CLOSE: AGENT, SESSIONS_LIST: AGENT,
+    WORKSPACES_LIST: AGENT, INTENTS_LIST: AGENT, INTENTS_SELECT: AGENT,
+    TOOLS_LIST: AGENT, TOOLS_CALL: AGENT, TOOLS_AUTHORIZE: AGENT, TOOLS_REPORT: AGENT,
+    APPROVALS_LIST: AGENT, CHECKPOINTS_LIST: AGENT, CHECKPOINTS_DIFF: AGENT,
+    SETTINGS_GET: AGENT, LEDGER_QUERY: AGENT, EVENTS_SUBSCRIBE: AGENT,
+    APPROVALS_RESPOND: PERSON, CHECKPOINTS_RESTORE: PERSON, SETTINGS_UPDATE: PERSON,
+    SETTINGS_CONFIRM: PERSON,
+}
+
+
+def is_person_method(method: str) -> bool:
+    return METHOD_SIDES.get(method, PERSON) == PERSON
+
 
 # -- error codes ------------------------------------------------------------------------------
 PARSE_ERROR = -32700
@@ -64,6 +90,7 @@ CHECKPOINT_ERROR = -32004
 REQUEST_TOO_LARGE = -32005
 DAEMON_STOPPING = -32006
 UNSUPPORTED_VERSION = -32007
+PERSON_ONLY = -32008          # a person method called from an agent's side (or from unknown)
 
 # -- values -----------------------------------------------------------------------------------
 DECISIONS = ("allow", "ask", "deny")
@@ -76,6 +103,55 @@ def default_socket_path() -> Path:
     if runtime and os.path.isdir(runtime):
         return Path(runtime) / "intentd" / "intentd.sock"
     return Path(tempfile.gettempdir()) / f"intentd-{os.getuid()}" / "intentd.sock"
+
+
+def socket_problem(path: Path) -> str | None:
+    """Why the socket at `path` may not be the user's own daemon (None: fit to use, or absent).
+
+    Another local user can create /tmp/intentd-$UID first and plant a socket there; so the
+    folder must be the user's own and closed to others, and the socket the user's own."""
+    uid = os.getuid()
+    fix = "; remove it (or use another --socket) and start `intentd serve`"
+    try:
+        folder = os.lstat(path.parent)
+    except FileNotFoundError:
+        return None  # no daemon: the caller's usual "not running" applies
+    except OSError as exc:
+        return f"cannot check the socket folder {path.parent}: {exc.strerror or exc}"
+    if not stat.S_ISDIR(folder.st_mode):
+        return f"the socket folder {path.parent} is not a plain folder (a link?){fix}"
+    if folder.st_uid != uid:
+        return (f"the socket folder {path.parent} belongs to uid {folder.st_uid}, not to you "
+                f"(uid {uid}): another user may have planted the socket{fix}")
+    if folder.st_mode & 0o077:
+        return (f"the socket folder {path.parent} is open to other users (mode "
+                f"{stat.S_IMODE(folder.st_mode):04o}, must be 0700){fix}")
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return f"cannot check the socket {path}: {exc.strerror or exc}"
+    if not stat.S_ISSOCK(info.st_mode):
+        return f"{path} is not a socket{fix}"
+    if info.st_uid != uid:
+        return f"the socket {path} belongs to uid {info.st_uid}, not to you (uid {uid}){fix}"
+    return None
+
+
+def peer_problem(sock: socket.socket) -> str | None:
+    """Why the process that answered on a connected socket is not one of the user's own."""
+    if not hasattr(socket, "SO_PEERCRED"):
+        return None  # not Linux: the folder and socket checks above are what there is
+    try:
+        raw = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    except OSError as exc:
+        return f"cannot read the daemon's credentials: {exc.strerror or exc}"
+    _pid, uid, _gid = struct.unpack("3i", raw)
+    if uid != os.getuid():
+        return (f"the process serving the socket runs as uid {uid}, not as you "
+                f"(uid {os.getuid()}): it is not your intentd daemon")
+    return None
 
 
 def encode(message: dict[str, Any] | list[Any]) -> bytes:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import itertools
 import json
 import logging
+import os
+import socket
 import sys
 import time
 from collections import deque
@@ -86,8 +88,17 @@ class DaemonConnection(QObject):
         self._wanted = True
         self._retry.stop()
         if self._socket.state() == QLocalSocket.LocalSocketState.UnconnectedState:
+            problem = protocol.socket_problem(self.socket_path)
+            if problem:  # another user's socket: nothing is sent; try again later
+                self._refuse(problem)
+                return
             self._set_state(ConnectionState.CONNECTING)
             self._socket.connectToServer(str(self.socket_path))
+
+    def _refuse(self, problem: str) -> None:
+        self.last_error = f"refusing to talk to {self.socket_path}: {problem}"
+        log.warning("%s", self.last_error)
+        self._lost()
 
     def close(self) -> None:
         self._wanted = False
@@ -119,10 +130,26 @@ class DaemonConnection(QObject):
 
     # -- socket slots ----------------------------------------------------------------------
     def _on_socket_connected(self) -> None:
+        problem = self._peer_problem()
+        if problem:
+            self._socket.abort()  # before anything is sent
+            self.last_error = f"refusing to talk to {self.socket_path}: {problem}"
+            log.warning("%s", self.last_error)
+            return
         self._set_state(ConnectionState.HANDSHAKE)
         self._send(protocol.INITIALIZE, {"protocol_version": protocol.PROTOCOL_VERSION,
                                          "client": self.client_name},
                    self._on_initialize_result, self._on_handshake_error)
+
+    def _peer_problem(self) -> str | None:
+        descriptor = int(self._socket.socketDescriptor())
+        if descriptor < 0:
+            return "the connection has no socket to check"
+        sock = socket.socket(fileno=os.dup(descriptor))
+        try:
+            return protocol.peer_problem(sock)
+        finally:
+            sock.close()
 
     def _on_initialize_result(self, result: Any) -> None:
         self.server_info = dict(result) if isinstance(result, dict) else {}

@@ -24,7 +24,8 @@ from intentd.daemon.agents.claude_keeper import START_TIMEOUT, KeeperFailed, sta
 from intentd.daemon.agents.claude_state import ClaudeSession, LockTimeout, StateFile
 from intentd.daemon.agents.claude_tools import Mapped, command_cwd, map_call
 from intentd.daemon.agents.deadline import Deadline, DeadlineExceeded
-from intentd.daemon.client import Client, DaemonUnavailable, RpcError
+from intentd.daemon.client import Client, DaemonUnavailable, RpcError, UntrustedDaemon
+from intentd.daemon.trust.sides import hook_agent
 
 MAX_INPUT_BYTES = 64 * 1024 * 1024
 MAX_MARGIN = 5.0        # of the hook timeout, kept for Python's start, the answer and the exit
@@ -171,7 +172,8 @@ class HookSession:
             self._client = client
             client.timeout = self.deadline.budget(connecting)
             try:
-                client.initialize("intentd-hook-claude-code")
+                # Claude Code's process: everything it starts is the agent's side from now on.
+                client.initialize("intentd-hook-claude-code", agent_process=hook_agent())
             except TimeoutError:
                 raise self.deadline.exceeded(connecting) from None
         return self._client
@@ -267,6 +269,7 @@ def session_start(args: argparse.Namespace, event: dict[str, Any],
     try:
         timeout = deadline.budget("listing the intents", cap=LISTING_TIMEOUT)
         with Client(args.socket, timeout=timeout) as client:
+            client.initialize("intentd-hook-claude-code", agent_process=hook_agent())
             listing = client.call(protocol.INTENTS_LIST, {"workspace": root})
         intents = list(listing.get("intents") or [])
     except (DaemonUnavailable, RpcError, OSError):  # TimeoutError, DeadlineExceeded included
@@ -325,6 +328,8 @@ def _failure(event: dict[str, Any], exc: Exception, mapped: Mapped | None) -> di
     if event.get("hook_event_name") not in (None, "PreToolUse"):
         print(f"intentd hook: {exc}", file=sys.stderr)
         return {}
+    if isinstance(exc, UntrustedDaemon):  # someone else's socket: deny, reads included
+        return decision("deny", f"intentd refused this call: {exc}")
     if mapped is not None and mapped.tool is None and mapped.select is None:
         return {}  # a tool intentd has no say on is not blocked by intentd's trouble
     if isinstance(exc, (DaemonUnavailable, HookFailed, DeadlineExceeded)):

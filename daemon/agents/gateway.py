@@ -9,7 +9,7 @@ from typing import Any, Protocol, TextIO
 
 from intentd.daemon import protocol
 from intentd.daemon.agents.calls import CallResult
-from intentd.daemon.client import Client, DaemonUnavailable, RpcError
+from intentd.daemon.client import Client, DaemonUnavailable, RpcError, UntrustedDaemon
 
 HANDSHAKE_TIMEOUT = 30.0  # initialize and sessions/open; a call then waits as long as it takes
 
@@ -39,10 +39,11 @@ class DaemonGateway:
     mode = "daemon"
 
     def __init__(self, client: Client, workspace: Path, agent: str,
-                 approval_timeout: float | None = None) -> None:
+                 approval_timeout: float | None = None,
+                 agent_process: dict[str, int] | None = None) -> None:
         self.client, self.approval_timeout = client, approval_timeout
         self.where = str(client.socket_path)
-        client.initialize(f"intentd-{agent}")
+        client.initialize(f"intentd-{agent}", agent_process=agent_process)
         opened = client.call(protocol.SESSIONS_OPEN, {"workspace": str(workspace), "agent": agent})
         self.session_id = str(opened["session_id"])
         self.workspace = Path(opened["workspace"])
@@ -82,16 +83,19 @@ class DaemonGateway:
 
 
 def try_daemon(socket_path: Path | None, workspace: Path, agent: str,
-               approval_timeout: float | None = None) -> DaemonGateway | None:
+               approval_timeout: float | None = None,
+               agent_process: dict[str, int] | None = None) -> DaemonGateway | None:
     """A gateway through the daemon, or None when no daemon answers on the socket; a daemon
     that refuses the session or does not answer in time is a GatewayError."""
     client = Client(socket_path, timeout=HANDSHAKE_TIMEOUT)
     try:
         client.connect()
+    except UntrustedDaemon as exc:  # never a silent fallback: someone may be listening in
+        raise GatewayError(str(exc)) from None
     except DaemonUnavailable:
         return None
     try:
-        return DaemonGateway(client, workspace, agent, approval_timeout)
+        return DaemonGateway(client, workspace, agent, approval_timeout, agent_process)
     except DaemonUnavailable:
         client.close()
         return None
@@ -109,15 +113,17 @@ def open_gateway(workspace: Path, agent: str, *, socket_path: Path | None,
                  approver: Callable[[Any], Any], in_process: bool = False,
                  approval_timeout: float | None = None, notice: TextIO = sys.stderr,
                  local_note: str = "approvals on this terminal",
-                 engine_home: Path | None = None) -> Gateway:
+                 engine_home: Path | None = None,
+                 agent_process: dict[str, int] | None = None) -> Gateway:
     """The daemon when one runs; else an in-process engine whose approvals `approver` answers,
-    its state under `engine_home` (default: the user's state folder).
+    its state under `engine_home` (default: the user's state folder). `agent_process` names
+    the agent this gateway serves, for the daemon to treat its process tree as the agent's.
 
     An explicit --socket with no daemon behind it is an error, not a silent fallback: the
     person asked for that daemon (and the desktop app watching it).
     """
     if not in_process:
-        gateway = try_daemon(socket_path, workspace, agent, approval_timeout)
+        gateway = try_daemon(socket_path, workspace, agent, approval_timeout, agent_process)
         if gateway is not None:
             return gateway
         if socket_path is not None:

@@ -13,6 +13,7 @@ from intentd.daemon.agents.calls import CallResult, approval_reason
 from intentd.daemon.engine.decision import Decision, Verdict
 from intentd.daemon.engine.engine import Engine, Evaluation, Outcome
 from intentd.daemon.tools.base import ToolKind
+from intentd.daemon.trust.reaper import start_reaping
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,9 @@ class LocalGateway:
                  where: str = "approvals on this terminal") -> None:
         """`engine` is shared and stays open; else one is made (state under `home`) and closed
         with the gateway."""
+        # Commands run here stay in this process's tree even when they double-fork, and the
+        # daemon sees this runner above them (trust/sides.py): none passes for the person.
+        start_reaping()
         self.engine = engine or Engine(home, watch=True)
         self._owns_engine = engine is None
         self.approver, self.where = approver, where

@@ -12,6 +12,7 @@ from intentd.daemon.engine.session import Session
 from intentd.daemon.server.core import DaemonCore
 from intentd.daemon.server.framing import LineTooLong, read_line
 from intentd.daemon.server.rpc import MethodTable
+from intentd.daemon.trust.procs import Proc
 
 log = logging.getLogger(__name__)
 MAX_QUEUED_MESSAGES = 10_000  # a client this far behind is stuck: it is dropped, not waited for
@@ -20,8 +21,9 @@ _ids = itertools.count(1)
 
 class Connection:
     def __init__(self, core: DaemonCore, table: MethodTable, reader: asyncio.StreamReader,
-                 writer: asyncio.StreamWriter) -> None:
+                 writer: asyncio.StreamWriter, chain: list[Proc] | None = None) -> None:
         self.core, self.table = core, table
+        self.chain = chain  # the caller and its ancestors when it connected (None: unknown)
         self.reader, self.writer = reader, writer
         self.id = next(_ids)
         self.client_name = f"client-{self.id}"

@@ -20,6 +20,7 @@ from intentd.daemon.policy.config import AutoApprove
 from intentd.daemon.server.approvals import Answer, ApprovalQueue
 from intentd.daemon.server.events import EventBus
 from intentd.daemon.server.rpc import Params, RpcError
+from intentd.daemon.server.trust_gate import TrustGate
 
 log = logging.getLogger(__name__)
 
@@ -29,6 +30,8 @@ class DaemonCore:
         self.engine = engine
         self.bus = EventBus(loop)
         self.approvals = ApprovalQueue(self.bus)
+        self.trust = TrustGate(engine, self.bus.publish)  # who may call the person methods
+        self.trust.approvals = self.approvals
         self.executor = ThreadPoolExecutor(max_workers=8, thread_name_prefix="intentd-tool")
         self.stopping = False
         engine.event_sinks.append(self._on_engine_event)

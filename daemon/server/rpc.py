@@ -62,11 +62,13 @@ class Params:
 
 
 Handler = Callable[[Any, Params], Awaitable[Any]]  # (connection, params) -> result
+Guard = Callable[[Any, str, Any], None]  # (connection, method, params); raises RpcError to refuse
 
 
 class MethodTable:
-    def __init__(self) -> None:
+    def __init__(self, guard: Guard | None = None) -> None:
         self._methods: dict[str, Handler] = {}
+        self.guard = guard
 
     def register(self, name: str, handler: Handler) -> None:
         if name in self._methods:
@@ -108,6 +110,8 @@ class MethodTable:
         if not isinstance(params, dict):
             return protocol.error(request_id, protocol.INVALID_PARAMS, "params must be an object")
         try:
+            if self.guard is not None:
+                self.guard(conn, message["method"], params)
             return protocol.result(request_id, await handler(conn, Params(params)))
         except RpcError as exc:
             return protocol.error(request_id, exc.code, exc.message, exc.data)

@@ -8,7 +8,6 @@ import os
 import signal
 import socket
 import stat
-import struct
 from pathlib import Path
 
 from intentd.daemon import protocol
@@ -17,9 +16,15 @@ from intentd.daemon.server.connection import Connection
 from intentd.daemon.server.core import DaemonCore
 from intentd.daemon.server.methods import queue, sessions, tools, workspace_data
 from intentd.daemon.server.rpc import MethodTable
+from intentd.daemon.trust.peer import peer_credentials
+from intentd.daemon.trust.reaper import start_reaping
+from intentd.daemon.trust.sides import caller_chain
 
 log = logging.getLogger(__name__)
 SD_LISTEN_FDS_START = 3
+# Clients connecting at once wait in this queue; asyncio's default (100) turned a burst of
+# hook calls away with EAGAIN. The kernel caps it at net.core.somaxconn.
+LISTEN_BACKLOG = 4096
 
 
 class StartupError(Exception):
@@ -43,6 +48,12 @@ class IntentdServer:
         for signum in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(signum, self.request_stop)
         self.core = DaemonCore(self.engine, loop)
+        # Commands and hooks the daemon runs stay its descendants even when they double-fork,
+        # so none of them can pass for the person (server/trust_gate.py).
+        if start_reaping() is None:
+            log.warning("no child subreaper here: a command that double-forks leaves the "
+                        "daemon's process tree")
+        self.table.guard = self.core.trust.check
         for module in (sessions, tools, queue, workspace_data):
             module.register(self.table, self.core)
         listener = systemd_socket()
@@ -50,7 +61,8 @@ class IntentdServer:
             listener = bind_socket(self.socket_path)
             self._owns_socket_file = True
         self._server = await asyncio.start_unix_server(
-            self._on_connect, sock=listener, limit=protocol.MAX_LINE_BYTES)
+            self._on_connect, sock=listener, limit=protocol.MAX_LINE_BYTES,
+            backlog=LISTEN_BACKLOG)
 
     def request_stop(self) -> None:
         self._stopped.set()
@@ -77,28 +89,19 @@ class IntentdServer:
     async def _on_connect(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         assert self.core is not None
         sock = writer.get_extra_info("socket")
-        uid = peer_uid(sock) if sock is not None else None
-        if uid != os.getuid():
-            log.warning("refused a connection from uid %s", uid)
+        peer = peer_credentials(sock) if sock is not None else None
+        if peer is None or peer.uid != os.getuid():
+            log.warning("refused a connection from uid %s", peer.uid if peer else None)
             writer.write(protocol.encode(protocol.error(None, protocol.INVALID_REQUEST,
                                                         "connections from other users are refused")))
             writer.close()
             return
-        connection = Connection(self.core, self.table, reader, writer)
+        connection = Connection(self.core, self.table, reader, writer, caller_chain(peer.pid))
         self.connections.add(connection)
         try:
             await connection.serve()
         finally:
             self.connections.discard(connection)
-
-
-def peer_uid(sock: socket.socket) -> int | None:
-    try:
-        creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-    except OSError:
-        return None
-    _pid, uid, _gid = struct.unpack("3i", creds)
-    return int(uid)
 
 
 def bind_socket(path: Path) -> socket.socket:
@@ -120,7 +123,7 @@ def bind_socket(path: Path) -> socket.socket:
     finally:
         os.umask(old_umask)
     os.chmod(path, 0o600)
-    listener.listen(128)
+    listener.listen(LISTEN_BACKLOG)
     listener.setblocking(False)
     return listener
 

@@ -16,6 +16,7 @@ from intentd.daemon.testing import DaemonProcess
 from tests.server.helpers import Background, open_session, wait_notification
 
 Connect = Callable[[str], Client]
+APP = "intentd-gui test"  # the desktop app's client name: the person widens settings there
 
 
 def test_authorize_then_report_leaves_one_receipt(connect: Connect, workspace: Path) -> None:
@@ -26,7 +27,8 @@ def test_authorize_then_report_leaves_one_receipt(connect: Connect, workspace: P
     assert (denied["decision"], denied["stage"]) == ("deny", "intent_gate")
     hook.call(protocol.TOOLS_AUTHORIZE, {"session_id": session_id, "tool": "select_active_intent",
                                          "args": {"intent_id": "INT-1"}})
-    hook.call(protocol.SETTINGS_UPDATE, {"workspace": str(workspace), "auto_approve": {"edit": True}})
+    connect(APP).call(protocol.SETTINGS_UPDATE, {"workspace": str(workspace),
+                                                  "auto_approve": {"edit": True}})
     allowed = hook.call(protocol.TOOLS_AUTHORIZE, {"session_id": session_id, "tool": "write_to_file",
                                                    "args": {"path": "src/x.py", "content": "1"}})
     assert allowed["decision"] == "allow" and allowed["checkpoint_id"]
@@ -53,6 +55,7 @@ def test_authorize_then_report_leaves_one_receipt(connect: Connect, workspace: P
 def test_settings_persist_across_daemon_restarts(short_dir: Path, workspace: Path) -> None:
     with DaemonProcess(short_dir / "d.sock", short_dir / "state") as daemon, \
             Client(daemon.socket_path) as client:
+        client.initialize(APP)  # the person, in the app
         before = client.call(protocol.SETTINGS_GET, {"workspace": str(workspace)})
         assert before["policy"]["auto_approve"]["edit"] is False
         after = client.call(protocol.SETTINGS_UPDATE, {"workspace": str(workspace),
@@ -72,7 +75,8 @@ def test_settings_persist_across_daemon_restarts(short_dir: Path, workspace: Pat
 
 def test_checkpoints_list_diff_and_restore_over_the_socket(connect: Connect, workspace: Path) -> None:
     agent = connect("agent")
-    agent.call(protocol.SETTINGS_UPDATE, {"workspace": str(workspace), "auto_approve": {"edit": True}})
+    connect(APP).call(protocol.SETTINGS_UPDATE, {"workspace": str(workspace),
+                                                 "auto_approve": {"edit": True}})
     session_id = open_session(agent, workspace)
     agent.call(protocol.TOOLS_CALL, {"session_id": session_id, "tool": "read_file",
                                      "args": {"path": "src/app.py"}})

@@ -19,8 +19,11 @@ def register(table: MethodTable, core: DaemonCore) -> None:
             raise RpcError(protocol.UNSUPPORTED_VERSION, f"protocol version {version!r} is not "
                            f"supported; this daemon speaks {protocol.PROTOCOL_VERSION}")
         conn.client_name = str(params.raw.get("client", "client"))[:100]
-        return {"protocol_version": protocol.PROTOCOL_VERSION, "server": f"intentd {__version__}",
-                "pid": os.getpid()}
+        answer: dict[str, Any] = {"protocol_version": protocol.PROTOCOL_VERSION,
+                                  "server": f"intentd {__version__}", "pid": os.getpid()}
+        if "agent_process" in params.raw:
+            answer["agent_process"] = _record_agent(conn, params, conn.client_name)
+        return answer
 
     async def sessions_open(conn: Any, params: Params) -> dict[str, Any]:
         workspace = core.workspace(params)
@@ -33,6 +36,8 @@ def register(table: MethodTable, core: DaemonCore) -> None:
         info = {"session_id": session.id, "workspace": workspace.root_str, "agent": agent,
                 "mode": mode_name}
         core.bus.publish(protocol.SESSIONS_OPENED, info)
+        if "agent_process" in params.raw:
+            return {**info, "agent_process": _record_agent(conn, params, session.id)}
         return info
 
     async def sessions_close(conn: Any, params: Params) -> dict[str, Any]:
@@ -68,6 +73,11 @@ def register(table: MethodTable, core: DaemonCore) -> None:
         result = answer.get("result") or {}
         return {"decision": {k: answer[k] for k in ("decision", "stage", "reason")},
                 "context": result.get("output") if answer["decision"] == "allow" else None}
+
+    def _record_agent(conn: Any, params: Params, label: str) -> dict[str, Any]:
+        """The agent process this client works for: its tree is the agent's from now on."""
+        why_not = core.trust.record_agent(conn, params.raw["agent_process"], label)
+        return {"recorded": why_not is None, "note": why_not}
 
     for name, handler in [(protocol.INITIALIZE, initialize), (protocol.SESSIONS_OPEN, sessions_open),
                           (protocol.SESSIONS_CLOSE, sessions_close),

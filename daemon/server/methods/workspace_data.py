@@ -12,11 +12,14 @@ from intentd.daemon.engine.statedir import workspace_state_dir
 from intentd.daemon.engine.workspace import Workspace
 from intentd.daemon.server.core import DaemonCore, clean_overrides, overrides_path
 from intentd.daemon.server.rpc import MethodTable, Params, RpcError, bad_params
+from intentd.daemon.server.settings_requests import SettingsRequests, widening
 
 MAX_LEDGER_ENTRIES = 10_000
 
 
 def register(table: MethodTable, core: DaemonCore) -> None:
+    requests = SettingsRequests(core.bus)
+
     async def checkpoint_op(params: Params, method: str, *args: Any, **kwargs: Any) -> Any:
         """Call a method of the workspace's store, opened here too: opening it can fail the same
         ways (a corrupt manifest, say), with the same documented error."""
@@ -50,22 +53,60 @@ def register(table: MethodTable, core: DaemonCore) -> None:
         result: dict[str, Any] = done.to_json()
         return result
 
+    def settings_answer(workspace: Workspace) -> dict[str, Any]:
+        return {**settings_json(workspace), "pending": requests.listing(workspace.root_str)}
+
     async def settings_get(conn: Any, params: Params) -> dict[str, Any]:
-        return settings_json(core.workspace(params))
+        return settings_answer(core.workspace(params))
 
     async def settings_update(conn: Any, params: Params) -> dict[str, Any]:
+        """Narrowing applies at once; widening too from the app, else it waits for the app."""
         workspace = core.workspace(params)
         try:
             changes = clean_overrides(params.obj("auto_approve"))
         except ValueError as exc:
             raise bad_params("auto_approve", str(exc)) from None
+        wider = {} if core.trust.is_app(conn) else widening_of(workspace, changes)
+        apply_overrides(workspace, {k: v for k, v in changes.items() if k not in wider})
+        answer = settings_answer(workspace)
+        if wider:
+            by = f"{conn.client_name}: {core.trust.verdict(conn).why}"
+            queued = requests.add(workspace.root_str, wider, by)
+            answer = {**settings_answer(workspace), "queued": queued.to_json()}
+        return answer
+
+    async def settings_confirm(conn: Any, params: Params) -> dict[str, Any]:
+        """A person's answer, in the app, to a widening a script asked for."""
+        workspace = core.workspace(params)
+        decision = params.text("decision")
+        if decision not in (protocol.APPROVE, protocol.REJECT):
+            raise bad_params("decision", "must be approve or reject")
+        if not core.trust.is_app(conn):
+            reason = "widening auto-approval is confirmed only in the desktop app"
+            core.trust.record_refusal(conn, protocol.SETTINGS_CONFIRM, params.raw, reason)
+            raise RpcError(protocol.PERSON_ONLY, reason, {"method": protocol.SETTINGS_CONFIRM})
+        approved = decision == protocol.APPROVE
+        request = requests.take(params.text("confirmation_id"), workspace.root_str,
+                                "approved" if approved else "rejected")
+        if approved:
+            apply_overrides(workspace, request.auto_approve)
+        return settings_answer(workspace)
+
+    def widening_of(workspace: Workspace, changes: dict[str, bool | int]) -> dict[str, bool | int]:
+        # Against what runs now and against the saved overrides (which return with a fixed
+        # policy.yaml when an invalid one has them switched off): widening either way waits.
+        in_force = workspace.config.policy.to_json()["auto_approve"]
+        return {**widening(in_force, changes), **widening(dict(workspace.overrides), changes)}
+
+    def apply_overrides(workspace: Workspace, changes: dict[str, bool | int]) -> None:
+        if not changes:
+            return
         merged = {**workspace.overrides, **changes}
         path = overrides_path(core.engine, workspace)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps({"auto_approve": merged}, indent=2))
         workspace.overrides = merged
         workspace.reload()
-        return settings_json(workspace)
 
     async def ledger_query(conn: Any, params: Params) -> dict[str, Any]:
         workspace = core.workspace(params)
@@ -85,6 +126,7 @@ def register(table: MethodTable, core: DaemonCore) -> None:
                           (protocol.CHECKPOINTS_RESTORE, checkpoints_restore),
                           (protocol.SETTINGS_GET, settings_get),
                           (protocol.SETTINGS_UPDATE, settings_update),
+                          (protocol.SETTINGS_CONFIRM, settings_confirm),
                           (protocol.LEDGER_QUERY, ledger_query)]:
         table.register(name, handler)
 

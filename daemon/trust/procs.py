@@ -1,0 +1,80 @@
+"""Processes as /proc shows them: parent, start time and command line, for ancestry checks."""
+
+# A pid alone can be reused once its process is gone; (pid, start time) cannot, so every
+# process is known by both. The start time is field 22 of /proc/PID/stat (clock ticks since boot).
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+PROC = Path("/proc")
+MAX_DEPTH = 128  # a process tree deeper than this is not one we can vouch for
+
+
+@dataclass(frozen=True)
+class Proc:
+    pid: int
+    ppid: int
+    start: int          # clock ticks after boot: with the pid, names the process for good
+    comm: str
+    argv: tuple[str, ...]
+
+    @property
+    def key(self) -> tuple[int, int]:
+        return (self.pid, self.start)
+
+    def describe(self) -> str:
+        shown = " ".join(self.argv)[:120] or self.comm
+        return f"pid {self.pid} ({shown})"
+
+
+def read_proc(pid: int, proc: Path = PROC) -> Proc | None:
+    """The process `pid`, or None when it is gone (or /proc cannot be read)."""
+    try:
+        stat = (proc / str(pid) / "stat").read_bytes().decode("utf-8", "replace")
+        raw_argv = (proc / str(pid) / "cmdline").read_bytes()
+    except OSError:
+        return None
+    # comm may hold spaces and parentheses: it ends at the last ")".
+    open_at, close_at = stat.find("("), stat.rfind(")")
+    fields = stat[close_at + 2:].split()
+    if open_at < 0 or close_at < 0 or len(fields) < 20:
+        return None
+    try:
+        ppid, start = int(fields[1]), int(fields[19])
+    except ValueError:
+        return None
+    argv = tuple(a.decode("utf-8", "replace") for a in raw_argv.split(b"\0") if a)
+    return Proc(pid, ppid, start, stat[open_at + 1:close_at], argv)
+
+
+def start_time(pid: int) -> int | None:
+    found = read_proc(pid)
+    return found.start if found else None
+
+
+def ancestry(pid: int, proc: Path = PROC) -> list[Proc] | None:
+    """The process and its ancestors up to the first process (pid 1), nearest first; None when
+    any link cannot be read, so a caller can fail closed."""
+    chain: list[Proc] = []
+    current = read_proc(pid, proc)
+    while current is not None and len(chain) < MAX_DEPTH:
+        if chain and current.start > chain[-1].start:
+            # A parent cannot start after its child: the parent died and its pid was reused.
+            return None
+        chain.append(current)
+        if current.ppid <= 0:
+            return chain
+        current = read_proc(current.ppid, proc)
+    return None
+
+
+def uptime_ticks(proc: Path = PROC) -> int | None:
+    """Now, in the clock ticks after boot that start times use."""
+    try:
+        seconds = float((proc / "uptime").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+    return int(seconds * os.sysconf("SC_CLK_TCK")) + 1
