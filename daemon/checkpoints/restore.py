@@ -49,12 +49,57 @@ def plan(targets: Mapping[str, Entry],
     return ops, skipped
 
 
+class _Folders:
+    """Workspace folders opened one level at a time from the root, never through a symlink.
+    Every change is made relative to these descriptors, so a folder swapped for a symlink after
+    it was opened cannot redirect a write, rename or delete outside the workspace."""
+
+    def __init__(self, root: str) -> None:
+        self._fds: dict[str, int] = {"": os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)}
+        self.made: list[str] = []  # folders created, parents first
+
+    def fd(self, folder: str, *, create: bool = False) -> int:
+        """The descriptor of folder ('' is the root); FileNotFoundError when it is missing."""
+        found = self._fds.get(folder)
+        if found is not None:
+            return found
+        parent, _, name = folder.rpartition("/")
+        parent_fd = self.fd(parent, create=create)
+        try:
+            fd = os.open(name, _DIR_FLAGS, dir_fd=parent_fd)
+        except FileNotFoundError:
+            if not create:
+                raise
+            os.mkdir(name, dir_fd=parent_fd)
+            self.made.append(folder)
+            fd = os.open(name, _DIR_FLAGS, dir_fd=parent_fd)
+        except (NotADirectoryError, OSError) as exc:
+            if exc.errno not in (errno.ELOOP, errno.ENOTDIR):
+                raise
+            raise RestoreFailed(f"{folder} is not a folder any more") from None
+        self._fds[folder] = fd
+        return fd
+
+    def split(self, path: str, *, create: bool = False) -> tuple[int, str]:
+        """(descriptor of path's folder, path's own name)."""
+        folder, _, name = path.rpartition("/")
+        return self.fd(folder, create=create), name
+
+    def close(self) -> None:
+        for fd in self._fds.values():
+            os.close(fd)
+        self._fds.clear()
+
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
 @dataclass
 class _Work:
-    writes: list[tuple[Op, str]] = field(default_factory=list)  # (op, temp file)
+    folders: _Folders
+    writes: list[tuple[Op, str]] = field(default_factory=list)  # (op, temp file name)
     deletes: list[Op] = field(default_factory=list)
     rmdirs: list[str] = field(default_factory=list)  # folders in the way of a restored file
-    made_dirs: list[str] = field(default_factory=list)
     done: list[tuple[str, Op | str]] = field(default_factory=list)
 
 
@@ -69,7 +114,16 @@ class Restorer:
     def apply(self, ops: list[Op]) -> tuple[list[str], list[str], list[tuple[str, str]]]:
         """Carry out ops; returns (restored, deleted, skipped)."""
         ready, skipped = self._verify(ops)
-        work = _Work()
+        work = _Work(_Folders(self._root))
+        try:
+            self._run(work, ready)
+        finally:
+            work.folders.close()
+        restored = [op.path for op, _ in work.writes]
+        deleted = [item.path for action, item in work.done if isinstance(item, Op) and action == "deleted"]
+        return restored, deleted, skipped
+
+    def _run(self, work: _Work, ready: list[Op]) -> None:
         try:
             self._prepare(ready, work)
         except BaseException as exc:
@@ -87,9 +141,6 @@ class Restorer:
             state = ("the workspace was rolled back" if clean else
                      "the workspace could not be fully rolled back; restore the safety checkpoint")
             raise _failure(exc, state) from exc
-        restored = [op.path for op, _ in work.writes]
-        deleted = [item.path for action, item in work.done if isinstance(item, Op) and action == "deleted"]
-        return restored, deleted, skipped
 
     def _verify(self, ops: list[Op]) -> tuple[list[Op], list[tuple[str, str]]]:
         """Drop ops already satisfied; refuse to overwrite content that is not in the store."""
@@ -113,26 +164,13 @@ class Restorer:
             if not op.target.present:
                 work.deletes.append(op)
                 continue
-            self._make_parents(op.path, work)
-            full = os.path.join(self._root, op.path)
-            if os.path.isdir(full) and not os.path.islink(full):
-                work.rmdirs.extend(self._folder_in_the_way(op.path, deleting))
-            work.writes.append((op, self._write_temp(op.path, op.target)))
-
-    def _make_parents(self, path: str, work: _Work) -> None:
-        """Create missing parent folders; refuse to go through symlinks or files."""
-        prefix = ""
-        for part in path.split("/")[:-1]:
-            prefix = f"{prefix}/{part}" if prefix else part
-            full = os.path.join(self._root, prefix)
             try:
-                mode = os.lstat(full).st_mode
-            except FileNotFoundError:
-                os.mkdir(full)
-                work.made_dirs.append(full)
-                continue
-            if not stat.S_ISDIR(mode):
-                raise RestoreFailed(f"cannot restore {path}: {prefix} is not a folder any more")
+                folder, name = work.folders.split(op.path, create=True)
+            except RestoreFailed as exc:
+                raise RestoreFailed(f"cannot restore {op.path}: {exc}") from None
+            if _is_folder(folder, name):
+                work.rmdirs.extend(self._folder_in_the_way(op.path, deleting))
+            work.writes.append((op, self._write_temp(folder, name, op.target)))
 
     def _folder_in_the_way(self, path: str, deleting: set[str]) -> list[str]:
         """A folder now stands where a file is restored: fine only if the restore empties it."""
@@ -143,17 +181,18 @@ class Restorer:
                 if f"{rel}/{name}" not in deleting:
                     raise RestoreFailed(f"cannot restore {path}: the folder there holds "
                                         f"{rel}/{name}, which the checkpoint did not save")
-            folders.append(folder)
+            folders.append(rel)
         return folders
 
-    def _write_temp(self, path: str, entry: Entry) -> str:
+    def _write_temp(self, folder: int, name: str, entry: Entry) -> str:
+        """Stage entry's content next to name (in the folder open as folder); returns the temp name."""
         data = self._blobs.get(entry.sha)
-        folder, name = os.path.split(os.path.join(self._root, path))
-        temp = os.path.join(folder, f".{name[:200]}.intentd-{secrets.token_hex(4)}.tmp")
+        temp = f".{name[:200]}.intentd-{secrets.token_hex(4)}.tmp"
         if entry.kind == "link":
-            os.symlink(os.fsdecode(data), temp)
+            os.symlink(os.fsdecode(data), temp, dir_fd=folder)
             return temp
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                     0o600, dir_fd=folder)
         try:
             with os.fdopen(fd, "wb", closefd=False) as handle:
                 handle.write(data)
@@ -161,24 +200,28 @@ class Restorer:
             os.fsync(fd)
         except BaseException:
             with suppress(OSError):
-                os.unlink(temp)
+                os.unlink(temp, dir_fd=folder)
             raise
         finally:
             os.close(fd)
         return temp
 
     def _commit(self, work: _Work) -> None:
+        folders = work.folders
         for op in work.deletes:
             try:
-                os.unlink(os.path.join(self._root, op.path))
+                folder, name = folders.split(op.path)
+                os.unlink(name, dir_fd=folder)
             except FileNotFoundError:
                 continue
             work.done.append(("deleted", op))
-        for folder in work.rmdirs:
-            os.rmdir(folder)
-            work.done.append(("rmdir", folder))
+        for rel in work.rmdirs:
+            folder, name = folders.split(rel)
+            os.rmdir(name, dir_fd=folder)
+            work.done.append(("rmdir", rel))
         for op, temp in work.writes:
-            os.replace(temp, os.path.join(self._root, op.path))
+            folder, name = folders.split(op.path)
+            os.replace(temp, name, src_dir_fd=folder, dst_dir_fd=folder)
             work.done.append(("replaced", op))
 
     def _roll_back(self, work: _Work) -> bool:
@@ -187,24 +230,35 @@ class Restorer:
         for _action, item in reversed(work.done):
             try:
                 if isinstance(item, str):
-                    os.mkdir(item)
-                elif item.current.present:
-                    os.replace(self._write_temp(item.path, item.current),
-                               os.path.join(self._root, item.path))
+                    folder, name = work.folders.split(item)
+                    os.mkdir(name, dir_fd=folder)
+                    continue
+                folder, name = work.folders.split(item.path)
+                if item.current.present:
+                    temp = self._write_temp(folder, name, item.current)
+                    os.replace(temp, name, src_dir_fd=folder, dst_dir_fd=folder)
                 else:
-                    os.unlink(os.path.join(self._root, item.path))
+                    os.unlink(name, dir_fd=folder)
             except (OSError, CheckpointError):  # keep undoing the rest; reported as unclean
                 clean = False
         return clean
 
     def _discard(self, work: _Work) -> None:
-        for _op, temp in work.writes:
-            if temp:
-                with suppress(OSError):
-                    os.unlink(temp)
-        for folder in reversed(work.made_dirs):
-            with suppress(OSError):
-                os.rmdir(folder)
+        for op, temp in work.writes:
+            with suppress(OSError, CheckpointError):
+                folder, _name = work.folders.split(op.path)
+                os.unlink(temp, dir_fd=folder)
+        for rel in reversed(work.folders.made):
+            with suppress(OSError, CheckpointError):
+                folder, name = work.folders.split(rel)
+                os.rmdir(name, dir_fd=folder)
+
+
+def _is_folder(folder: int, name: str) -> bool:
+    try:
+        return stat.S_ISDIR(os.lstat(name, dir_fd=folder).st_mode)
+    except FileNotFoundError:
+        return False
 
 
 def _failure(exc: Exception, state: str) -> Exception:

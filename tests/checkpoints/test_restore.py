@@ -101,12 +101,12 @@ def test_restore_is_all_or_nothing_when_a_rename_fails(
     real_replace = os.replace
     calls = {"n": 0}
 
-    def flaky(src: str, dst: str) -> None:
-        if str(dst).startswith(str(ws)):  # the store's own writes go through os.replace too
+    def flaky(src: str, dst: str, **dir_fds: int) -> None:
+        if dir_fds:  # the restore's renames (the store's own writes go through os.replace too)
             calls["n"] += 1
             if calls["n"] == 2:
                 raise OSError(5, "Input/output error")
-        real_replace(src, dst)
+        real_replace(src, dst, **dir_fds)
 
     monkeypatch.setattr(os, "replace", flaky)
     with pytest.raises(RestoreFailed, match="rolled back"):
@@ -242,3 +242,33 @@ def test_restore_rewinds_every_later_checkpoint_of_every_kind(
         "made/by/command.txt"})
     if watch:
         assert result.skipped == () and store.diff(first.id) == []
+
+
+@pytest.mark.parametrize("after", ["_verify", "_prepare"])
+def test_restore_never_follows_a_symlink_swapped_in_after_its_check(
+        ws: Path, tmp_path: Path, store: CheckpointStore, monkeypatch: pytest.MonkeyPatch,
+        after: str) -> None:
+    """The agent swaps a folder for a symlink to somewhere else while a restore runs (after the
+    check, or after the new contents are staged): nothing may land outside the workspace."""
+    from intentd.daemon.checkpoints import restore as restore_module
+
+    outside = tmp_path / "outside"
+    write(outside, "new.py", "a file of the person's, elsewhere\n")
+    cp = store.create(None, label="baseline")
+    write(ws, "src/app.py", "agent\n")
+    write(ws, "src/new.py", "made after the checkpoint: restore deletes it\n")
+    (ws / "src/util.py").unlink()
+    real = getattr(restore_module.Restorer, after)
+
+    def then_swap(self: object, *args: object) -> object:
+        result = real(self, *args)
+        os.rename(ws / "src", ws / "src.moved")
+        os.symlink(outside, ws / "src")
+        return result
+
+    monkeypatch.setattr(restore_module.Restorer, after, then_swap)
+    try:
+        store.restore(cp.id)
+    except RestoreFailed as exc:
+        assert "src" in str(exc)
+    assert tree(outside) == {"new.py": b"a file of the person's, elsewhere\n"}
