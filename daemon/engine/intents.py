@@ -6,9 +6,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pathspec
-
 from intentd.daemon.engine.yamlfile import ConfigError, Node, expect, load_yaml, string_list
+from intentd.daemon.policy.globs import PatternList
 
 INTENTS_FILE = Path(".orchestration") / "active_intents.yaml"
 KNOWN_KEYS = ("id", "name", "status", "owned_scope", "constraints", "acceptance_criteria")
@@ -24,16 +23,24 @@ class Intent:
     acceptance_criteria: tuple[str, ...] = ()
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
     line: int = 0
-    scope_spec: pathspec.PathSpec = field(init=False, repr=False, compare=False)
+    scope: PatternList = field(init=False, repr=False, compare=False)
+    _caseless_scope: list[PatternList] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         # Gitignore semantics: `src/`, `**/*.py` and `!` negation behave as in .gitignore.
-        spec = pathspec.GitIgnoreSpec.from_lines(self.owned_scope)
-        object.__setattr__(self, "scope_spec", spec)
+        object.__setattr__(self, "scope", PatternList(self.owned_scope))
+        object.__setattr__(self, "_caseless_scope", [])
 
-    def owns(self, relative_path: str) -> bool:
-        """True when the workspace-relative posix path falls in owned_scope."""
-        return bool(self.owned_scope) and self.scope_spec.match_file(relative_path)
+    def owns(self, relative_path: str, fold_case: bool = False) -> bool:
+        """True when the workspace-relative posix path falls in owned_scope. `fold_case`: the
+        workspace's file system ignores case, so `SRC/Secret.py` is `src/secret.py`."""
+        if not self.owned_scope:
+            return False
+        if not fold_case:
+            return self.scope.matches(relative_path)
+        if not self._caseless_scope:  # built when first needed; a race builds it twice, harmlessly
+            self._caseless_scope.append(PatternList(self.owned_scope, fold_case=True))
+        return self._caseless_scope[0].matches(relative_path)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -107,16 +114,22 @@ def _parse_intent(node: Node, path: Path | str, warnings: list[str]) -> Intent:
     extra = {key: value.plain() for key, value in fields.items() if key not in KNOWN_KEYS}
     warnings.extend(f"{path}:{fields[key].line}: unknown key {key!r} in {label} kept"
                     for key in extra)
-    return Intent(
-        id=intent_id,
-        name=_text(fields["name"], f"{label}: name", path),
-        status=_text(fields["status"], f"{label}: status", path),
-        owned_scope=_list(fields, "owned_scope", label, path),
-        constraints=_list(fields, "constraints", label, path),
-        acceptance_criteria=_list(fields, "acceptance_criteria", label, path),
-        extra=extra,
-        line=node.line,
-    )
+    scope = _list(fields, "owned_scope", label, path)
+    try:
+        return Intent(
+            id=intent_id,
+            name=_text(fields["name"], f"{label}: name", path),
+            status=_text(fields["status"], f"{label}: status", path),
+            owned_scope=scope,
+            constraints=_list(fields, "constraints", label, path),
+            acceptance_criteria=_list(fields, "acceptance_criteria", label, path),
+            extra=extra,
+            line=node.line,
+        )
+    except ConfigError:
+        raise
+    except ValueError as exc:  # a scope line that is no pattern at all, such as a lone `!`
+        raise ConfigError(path, fields["owned_scope"].line, f"{label}: owned_scope: {exc}") from None
 
 
 def _text(node: Node, what: str, path: Path | str) -> str:

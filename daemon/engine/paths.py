@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import sys
+import tempfile
 from dataclasses import dataclass
 
 MAX_PATH_CHARS = 4096
@@ -72,3 +75,34 @@ def relative_to(root: str, absolute: str) -> str | None:
     if not absolute.startswith(prefix):
         return None
     return absolute[len(prefix):].replace(os.sep, "/")
+
+
+def folds_case(folder: str) -> bool:
+    """True when `folder` treats names that differ only in case as the same name.
+
+    Probed on the real folder: an entry whose name has case is looked up with the case swapped.
+    A folder with no such entry gets a short-lived probe file. If neither can be done, the
+    platform's usual file system decides (macOS and Windows fold case)."""
+    try:
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                if any(c.isascii() and c.isalpha() for c in entry.name):
+                    return _same_entry(folder, entry.name)
+        fd, probe = tempfile.mkstemp(prefix=".intentd-case-probe-", dir=folder)
+    except OSError:
+        return sys.platform in ("darwin", "win32")
+    try:
+        return _same_entry(folder, os.path.basename(probe))
+    finally:
+        os.close(fd)
+        with contextlib.suppress(OSError):
+            os.unlink(probe)
+
+
+def _same_entry(folder: str, name: str) -> bool:
+    try:
+        original = os.lstat(os.path.join(folder, name))
+        swapped = os.lstat(os.path.join(folder, name.swapcase()))
+    except OSError:
+        return False
+    return os.path.samestat(original, swapped)

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from intentd.daemon.engine.intents import INTENTS_FILE, IntentSet, load_intents
+from intentd.daemon.engine.paths import folds_case
 from intentd.daemon.engine.yamlfile import ConfigError
 from intentd.daemon.policy.config import POLICY_FILE, SAFEST_POLICY, Policy, load_policy
 from intentd.daemon.policy.ignore import IgnoreRules, load_ignore_rules
@@ -27,6 +28,8 @@ class WorkspaceConfig:
     intents_error: ConfigError | None = None
     policy_error: ConfigError | None = None
     ignore_error: str | None = None
+    # The workspace's file system treats `.ENV` and `.env` as one file: compare paths caseless.
+    fold_case: bool = False
 
     @property
     def errors(self) -> list[str]:
@@ -51,6 +54,7 @@ class Workspace:
         self._listeners: list[Listener] = []
         # auto_approve settings a person changed from the app, on top of policy.yaml
         self.overrides: dict[str, bool | int] = {}
+        self.fold_case = folds_case(self.root_str)  # probed once: a folder keeps its file system
         self.config = self._load(previous=None)
 
     def add_listener(self, listener: Listener) -> None:
@@ -81,11 +85,12 @@ class Workspace:
             policy, policy_error = SAFEST_POLICY, exc
             log.warning("invalid policy, using the safest defaults: %s", exc)
         try:
-            ignore, ignore_error = load_ignore_rules(self.root), None
-        except OSError as exc:
+            ignore, ignore_error = load_ignore_rules(self.root, self.fold_case), None
+        except (OSError, ValueError) as exc:  # unreadable, or a line that is no pattern
             ignore = previous.ignore if previous else IgnoreRules()
             ignore_error = f"cannot read ignore rules: {exc}"
-        return WorkspaceConfig(intents, policy, ignore, intents_error, policy_error, ignore_error)
+        return WorkspaceConfig(intents, policy, ignore, intents_error, policy_error, ignore_error,
+                               self.fold_case)
 
     def _load_intents(self, previous: WorkspaceConfig | None) -> tuple[IntentSet, ConfigError | None]:
         try:

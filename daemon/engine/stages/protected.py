@@ -4,10 +4,14 @@ from __future__ import annotations
 
 from intentd.daemon.engine.context import CallContext
 from intentd.daemon.engine.decision import Decision
+from intentd.daemon.policy.globs import fold
 
 
 def is_protected(relative: str) -> bool:
-    parts = relative.split("/")
+    """Compared caseless on every file system: on a case-insensitive one `.GIT/config` is git's
+    config, and a case-folding folder (ext4 `casefold`, a mounted volume) may sit anywhere below
+    a case-sensitive root. No real project needs to write a `.Git/` of its own."""
+    parts = [fold(part) for part in relative.split("/")]
     return parts[0] == ".orchestration" or ".git" in parts
 
 

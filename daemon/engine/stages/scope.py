@@ -5,6 +5,15 @@ from __future__ import annotations
 from intentd.daemon.engine.context import CallContext
 from intentd.daemon.engine.decision import Decision
 
+SHOWN_PATTERNS = 10  # a refusal names the scope; a scope of 10,000 lines is summed up
+
+
+def _shown(scope: tuple[str, ...]) -> str:
+    if not scope:
+        return "nothing (empty owned_scope)"
+    more = len(scope) - SHOWN_PATTERNS
+    return ", ".join(scope[:SHOWN_PATTERNS]) + (f", and {more} more" if more > 0 else "")
+
 
 class ScopeStage:
     name = "scope"
@@ -17,8 +26,8 @@ class ScopeStage:
             if path.relative is None:
                 return Decision.deny(self.name, f"{path.raw} resolves to {path.absolute}, outside "
                                                 f"the workspace; intent {intent.id} cannot own it")
-            if not intent.owns(path.relative):
-                scope = ", ".join(intent.owned_scope) or "nothing (empty owned_scope)"
+            if not intent.owns(path.relative, ctx.config.fold_case):
+                scope = _shown(intent.owned_scope)
                 return Decision.deny(self.name, f"Scope violation: intent {intent.id} "
                                                 f"({intent.name}) does not own {path.relative} "
                                                 f"(owned_scope: {scope}). Request a scope expansion:"
