@@ -35,6 +35,7 @@ class Capture:
     trust_stat: bool = False
     rules_changed: bool = True
     rules: dict[str, str] = field(default_factory=dict)
+    coverage: str = ""  # how changes were found, when not by the watcher alone (Checkpoint.coverage)
 
 
 class Capturer:
@@ -69,9 +70,25 @@ class Capturer:
             result.rules_changed = self._rules_touched(touched, meta)
             result.rules = {} if not result.rules_changed else dict.fromkeys(RULE_KEYS, "")
             result.complete = not result.rules_changed
+            if snapshot.unwatched and self._tracker is not None:
+                result.coverage = _partial(snapshot, self._tracker.coverage().reason)
         if paths is None and not result.complete:
+            result.coverage = "full scan: " + self._why_scan(snapshot, prev, reliable)
             self._full_scan(known, meta, result)
+        elif not result.complete:
+            result.coverage = "named paths only: " + self._why_scan(snapshot, prev, reliable)
         return result
+
+    def _why_scan(self, snapshot: DirtySnapshot | None, prev: Row | None, reliable: bool) -> str:
+        if self._tracker is None:
+            return "no file watcher"
+        if snapshot is None:
+            return self._tracker.why_lost or "events may have been lost"
+        if prev is None:
+            return "the first checkpoint of this workspace"
+        if not reliable:
+            return "the previous checkpoint did not cover the whole workspace"
+        return "the ignore rules changed"
 
     def _named(self, paths: Sequence[str], known: Known, result: Capture) -> None:
         for raw in paths:
@@ -167,3 +184,8 @@ class Capturer:
         result.rules = {"rules": digest, "exclude": exclude, "extra": extra}
         result.complete = True
         result.trust_stat = True
+
+
+def _partial(snapshot: DirtySnapshot, reason: str) -> str:
+    count = len(snapshot.unwatched)
+    return f"watcher and a scan of {count:,} unwatched folder(s) ({reason})"

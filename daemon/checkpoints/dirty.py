@@ -96,6 +96,7 @@ class DirtyTracker:
         self._arrived = False
         self._token = 0
         self._observer: Any = None
+        self.why_lost = ""  # why the last collect() returned None
 
     @property
     def running(self) -> bool:
@@ -194,6 +195,7 @@ class DirtyTracker:
                     self._files, self._dirs, self._lost = set(), set(), False
                     self._overflows = _OverflowLog.count
                     self._since_ns = started
+            self.why_lost = "events may have been lost" if lost else ""
             return None if lost else snapshot
 
     def _barrier(self) -> bool:

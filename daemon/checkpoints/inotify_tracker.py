@@ -76,6 +76,7 @@ class InotifyTracker:
         self._wake = os.pipe()
         self._stopping = False
         self._ready = threading.Event()
+        self.why_lost = ""  # why the last collect() returned None
 
     @property
     def running(self) -> bool:
@@ -137,10 +138,12 @@ class InotifyTracker:
         started = time.time_ns()
         with self._lock:
             if not self.running:
+                self.why_lost = "the watcher stopped"
                 return None
             self._pump()
             self._retry_unwatched()
-            lost = bool(self._lost) or "" in self._unwatched
+            self.why_lost = self._lost or self._unwatched.get("", "")
+            lost = bool(self.why_lost)
             snapshot = DirtySnapshot(frozenset(self._files), frozenset(self._dirs), self._since_ns,
                                      frozenset(self._unwatched))
             if drain:

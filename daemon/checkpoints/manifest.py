@@ -21,7 +21,7 @@ CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS checkpoints (
     seq INTEGER PRIMARY KEY AUTOINCREMENT, created_ns INTEGER NOT NULL, clock_ns INTEGER NOT NULL,
     label TEXT NOT NULL, kind TEXT NOT NULL, complete INTEGER NOT NULL,
-    files TEXT NOT NULL, skipped TEXT NOT NULL);
+    files TEXT NOT NULL, skipped TEXT NOT NULL, coverage TEXT NOT NULL DEFAULT '');
 CREATE TABLE IF NOT EXISTS entries (
     path TEXT NOT NULL, seq INTEGER NOT NULL, kind TEXT NOT NULL, sha TEXT NOT NULL,
     perm INTEGER NOT NULL, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, note TEXT NOT NULL,
@@ -30,6 +30,7 @@ CREATE INDEX IF NOT EXISTS entries_by_seq ON entries (seq);
 CREATE INDEX IF NOT EXISTS entries_by_sha ON entries (sha) WHERE sha != '';
 """
 _ENTRY_COLUMNS = "kind, sha, perm, size, mtime_ns, note"
+_ROW_COLUMNS = "seq, created_ns, clock_ns, label, kind, complete, files, skipped, coverage"
 _CHUNK = 500
 
 
@@ -45,6 +46,7 @@ class Row:
     complete: bool
     files: tuple[str, ...]
     skipped: tuple[tuple[str, str], ...]
+    coverage: str = ""
 
 
 @dataclass
@@ -64,6 +66,7 @@ class Draft:
     bytes_added: int
     meta: dict[str, str]
     first_seen: list[tuple[str, int]] = field(default_factory=list)  # (path, ctime_ns), see commit
+    coverage: str = ""
 
 
 def _entry(row: tuple[object, ...]) -> Entry:
@@ -116,9 +119,16 @@ class Manifest:
             self._db.execute("PRAGMA journal_size_limit=1048576")
             self._db.execute("PRAGMA wal_autocheckpoint=256")
             self._db.executescript(_SCHEMA)
+            self._add_coverage_column()
         except sqlite3.Error as exc:
             raise _sql_error(exc, path) from exc
         self._check_identity(workspace)
+
+    def _add_coverage_column(self) -> None:
+        """Stores made before checkpoints said how they found changes lack the column."""
+        columns = {str(r[1]) for r in self._db.execute("PRAGMA table_info(checkpoints)")}
+        if "coverage" not in columns:
+            self._db.execute("ALTER TABLE checkpoints ADD COLUMN coverage TEXT NOT NULL DEFAULT ''")
 
     def _check_identity(self, workspace: str) -> None:
         meta = self.meta()
@@ -176,7 +186,7 @@ class Manifest:
         return int(str(rows[0][0])) if rows else 0
 
     def rows(self, where: str = "", params: Iterable[object] = ()) -> list[Row]:
-        sql = f"SELECT * FROM checkpoints {where} ORDER BY seq"
+        sql = f"SELECT {_ROW_COLUMNS} FROM checkpoints {where} ORDER BY seq"
         try:
             return [self._row(r) for r in self._query(sql, params)]
         except (ValueError, TypeError) as exc:
@@ -184,10 +194,10 @@ class Manifest:
 
     @staticmethod
     def _row(r: tuple[object, ...]) -> Row:
-        seq, created, clock, label, kind, complete, files, skipped = r
+        seq, created, clock, label, kind, complete, files, skipped, coverage = r
         return Row(int(str(seq)), int(str(created)), int(str(clock)), str(label), str(kind),
                    bool(complete), tuple(json.loads(str(files))),
-                   tuple((str(p), str(w)) for p, w in json.loads(str(skipped))))
+                   tuple((str(p), str(w)) for p, w in json.loads(str(skipped))), str(coverage))
 
     def row(self, seq: int, name: str) -> Row:
         found = self.rows("WHERE seq = ?", (seq,))
@@ -252,10 +262,10 @@ class Manifest:
         """
         with self.transaction() as db:
             cur = db.execute(
-                "INSERT INTO checkpoints (created_ns, clock_ns, label, kind, complete, files, skipped)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO checkpoints (created_ns, clock_ns, label, kind, complete, files, skipped,"
+                " coverage) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 (draft.created_ns, draft.clock_ns, draft.label, draft.kind, int(draft.complete),
-                 json.dumps(draft.files), json.dumps(draft.skipped)))
+                 json.dumps(draft.files), json.dumps(draft.skipped), draft.coverage))
             seq = int(cur.lastrowid or 0)
             db.executemany(
                 f"INSERT INTO entries (path, seq, {_ENTRY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",

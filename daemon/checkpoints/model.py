@@ -25,10 +25,12 @@ class Checkpoint:
     files: tuple[str, ...]
     skipped: tuple[tuple[str, str], ...]
     kind: CheckpointKind
+    coverage: str = ""  # how changes were found when not by the watcher alone (a scan, and why)
 
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "created_at": self.created_at, "label": self.label, "kind": self.kind,
-                "files": list(self.files), "skipped": _pairs(self.skipped)}
+                "files": list(self.files), "skipped": _pairs(self.skipped),
+                "coverage": self.coverage}
 
 
 @dataclass(frozen=True)

@@ -250,7 +250,7 @@ class CheckpointStore:
                           capture.skipped + changes.skipped, changes.entries,
                           changes.created if run_start is not None else [],
                           changes.stat_refresh, changes.bytes_added, capture.rules,
-                          changes.first_seen)
+                          changes.first_seen, capture.coverage)
             seq = self._manifest.commit(draft, run_start)
         except BaseException:
             if self._tracker is not None:
@@ -382,7 +382,7 @@ class CheckpointStore:
     def _checkpoint(row: Row) -> Checkpoint:
         kind: Literal["files", "command"] = "files" if row.kind == "files" else "command"
         return Checkpoint(make_id(row.seq), row.created_ns / 1e9, row.label, row.files,
-                          row.skipped, kind)
+                          row.skipped, kind, row.coverage)
 
 
 def _make_tracker(root: str, barrier_dir: str, skipped_dir: Callable[[str], bool]) -> Tracker:

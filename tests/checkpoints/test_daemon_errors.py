@@ -1,4 +1,4 @@
-"""Checkpoint failures over the socket carry the documented CHECKPOINT_ERROR, whatever broke."""
+"""Checkpoints over the socket: errors carry CHECKPOINT_ERROR; the list says what the watcher sees."""
 
 from __future__ import annotations
 
@@ -27,3 +27,14 @@ def test_a_corrupt_manifest_is_a_checkpoint_error(short_dir: Path, damage: bytes
                 client.call(method, {"workspace": str(workspace), **params})
             assert caught.value.code == protocol.CHECKPOINT_ERROR
             assert "manifest" in str(caught.value)
+
+
+def test_the_list_says_what_the_watcher_sees(short_dir: Path) -> None:
+    workspace = make_workspace(short_dir / "ws", files={"src/app.py": "x = 1\n"})
+    with DaemonProcess(short_dir / "d.sock", short_dir / "state") as daemon, \
+            Client(daemon.socket_path) as client:
+        client.initialize("test")
+        listed = client.call(protocol.CHECKPOINTS_LIST, {"workspace": str(workspace)})
+    assert listed["checkpoints"] == []
+    assert listed["coverage"]["mode"] == "watched" and listed["coverage"]["unwatched_count"] == 0
+    assert listed["coverage"]["summary"].startswith("watching all")

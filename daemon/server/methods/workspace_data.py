@@ -37,7 +37,9 @@ def register(table: MethodTable, core: DaemonCore) -> None:
             raise RpcError(protocol.CHECKPOINT_ERROR, str(exc)) from None
 
     async def checkpoints_list(conn: Any, params: Params) -> dict[str, Any]:
-        return {"checkpoints": [c.to_json() for c in await checkpoint_op(params, "list")]}
+        listed = await checkpoint_op(params, "list")
+        coverage = await checkpoint_op(params, "coverage")
+        return {"checkpoints": [c.to_json() for c in listed], "coverage": coverage.to_json()}
 
     async def checkpoints_diff(conn: Any, params: Params) -> dict[str, Any]:
         against = params.opt_text("against") or "current"
