@@ -13,7 +13,7 @@ from typing import Any
 
 from intentd.daemon.engine.context import CallContext
 from intentd.daemon.engine.decision import Decision, Verdict
-from intentd.daemon.engine.ledger import Ledger
+from intentd.daemon.engine.ledger import Ledger, LedgerUnwritable
 from intentd.daemon.engine.pipeline import Pipeline, recheck_stages
 from intentd.daemon.engine.receipts import receipt
 from intentd.daemon.engine.session import Mode, Session
@@ -106,6 +106,8 @@ class Engine:
         if batch is not None and session.rejected_batch == batch:
             decision = Decision.deny("approval", "skipped: the person rejected an earlier call of "
                                                  "this turn")
+        elif self.record and (problem := self.ledger(session.workspace).unwritable()):
+            decision = Decision.deny("ledger", f"{problem}; no call runs until it can be recorded")
         else:
             decision = self.pipeline.decide(ctx)
         return Evaluation(f"c-{next(_call_ids)}", ctx, decision, started,
@@ -295,7 +297,12 @@ class Engine:
         entry = receipt(ev, outcome, before, (time.perf_counter() - clock) * 1000)
         self._emit("tools/finished", entry)
         if self.record:
-            self.ledger(ev.ctx.session.workspace).append(entry)
+            try:
+                self.ledger(ev.ctx.session.workspace).append(entry)
+            except LedgerUnwritable:
+                if outcome.result is not None:
+                    raise  # it ran: its caller must hear that it went unrecorded
+                log.error("a call that did not run could not be recorded: %s", entry["reason"])
 
     @staticmethod
     def _hook_payload(ev: Evaluation) -> dict[str, Any]:

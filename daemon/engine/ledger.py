@@ -1,9 +1,17 @@
-"""The append-only ledger: one JSON line per call (ToolIntent + ToolReceipt), never a half line."""
+"""The append-only ledger: one JSON line per call (ToolIntent + ToolReceipt), never a half line.
+
+`ledger.jsonl` is the live file. Past `rotate_bytes` it is renamed, whole, to `ledger.N.jsonl`
+(N = 1, 2, … oldest first) and a new live file begins: every line is kept, in order, and a line is
+never split across files. Readers and the query index see the files as one sequence.
+"""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import re
+import resource
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,6 +20,13 @@ from typing import Any
 from intentd.daemon.engine.statedir import ensure_private
 
 MAX_ARG_CHARS = 200  # the ledger keeps digests of large arguments, not their content
+ROTATE_BYTES = 64 * 1024 * 1024
+ROOM_NEEDED = 16 * 1024  # free space below which a ledger that failed stays refused
+ARCHIVE = re.compile(r"^(?P<stem>.+)\.(?P<number>\d+)\.jsonl$")
+
+
+class LedgerUnwritable(OSError):
+    """An entry could not be written whole; nothing of it was left in the file."""
 
 
 def summarize_args(args: Any) -> Any:
@@ -26,23 +41,46 @@ def summarize_args(args: Any) -> Any:
 
 
 class Ledger:
-    """Each entry is written with one write() on an O_APPEND file: complete or absent."""
+    """Entries are appended whole or not at all. A write cut short (a full disk, a file-size
+    limit) is cut back to the last whole line, and the ledger says it cannot be written until
+    there is room again, so that no call runs without its record."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, rotate_bytes: int = ROTATE_BYTES) -> None:
         self.path = path
+        self.rotate_bytes = rotate_bytes
+        self.problem: str | None = None
         ensure_private(path.parent)
-        self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        st = os.fstat(self._fd)
-        if st.st_mode & 0o077 and st.st_uid == os.getuid():  # written before it was kept private
-            os.fchmod(self._fd, 0o600)
+        # Writers in other processes (an in-process gateway) take the same lock: a cut-back
+        # truncation or a rotation must never meet another writer's line.
+        self._lock_fd = os.open(path.with_suffix(".lock"), os.O_RDWR | os.O_CREAT, 0o600)
         self._lock = threading.Lock()
+        self._fd = -1
+        with self._locked():
+            self._fd = self._open()
+            self._drop_partial_tail()
 
     def append(self, entry: dict[str, Any]) -> None:
         line = (json.dumps(entry, ensure_ascii=False, default=str) + "\n").encode("utf-8")
-        with self._lock:
-            written = os.write(self._fd, line)
-            if written != len(line):  # only on a full disk; never leave a partial line behind
-                raise OSError(f"ledger write cut short ({written} of {len(line)} bytes)")
+        with self._locked():
+            self._follow_rotation()
+            end = os.fstat(self._fd).st_size
+            try:
+                written = os.write(self._fd, line)
+            except OSError as exc:
+                self._cut_back(end, f"the ledger cannot be written: {exc.strerror or exc}")
+            if written != len(line):
+                self._cut_back(end, f"the ledger write was cut short ({written} of {len(line)} "
+                                    "bytes): the disk is full or the file-size limit reached")
+            self.problem = None
+            if end + len(line) >= self.rotate_bytes:
+                self._rotate()
+
+    def unwritable(self) -> str | None:
+        """Why the ledger cannot take an entry now, or None. After a failed write this stays
+        set until the file system has room again."""
+        if self.problem is not None and self._has_room():
+            self.problem = None
+        return self.problem
 
     def close(self) -> None:
         with self._lock:
@@ -50,10 +88,117 @@ class Ledger:
                 os.fsync(self._fd)
                 os.close(self._fd)
                 self._fd = -1
+            if self._lock_fd >= 0:
+                os.close(self._lock_fd)
+                self._lock_fd = -1
+
+    # -- inside the lock -----------------------------------------------------------------------
+
+    def _locked(self) -> _FileLock:
+        return _FileLock(self._lock, self._lock_fd)
+
+    def _open(self) -> int:
+        fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
+        st = os.fstat(fd)
+        if st.st_mode & 0o077 and st.st_uid == os.getuid():  # written before it was kept private
+            os.fchmod(fd, 0o600)
+        return fd
+
+    def _drop_partial_tail(self) -> None:
+        """A line left unfinished by an older version or a foreign file system is removed: the
+        next entry must start on a line of its own."""
+        size = os.fstat(self._fd).st_size
+        if size == 0 or os.pread(self._fd, 1, size - 1) == b"\n":
+            return
+        start = max(0, size - 1024 * 1024)
+        tail = os.pread(self._fd, size - start, start)
+        os.ftruncate(self._fd, start + tail.rfind(b"\n") + 1 if b"\n" in tail else start)
+
+    def _cut_back(self, end: int, problem: str) -> None:
+        try:
+            os.ftruncate(self._fd, end)
+        except OSError:
+            pass  # ftruncate to a smaller size frees space; it does not fail for want of it
+        self.problem = problem
+        raise LedgerUnwritable(problem)
+
+    def _follow_rotation(self) -> None:
+        """Another process rotated the file: write to the new live file."""
+        try:
+            current = os.stat(self.path)
+        except FileNotFoundError:
+            current = None
+        mine = os.fstat(self._fd)
+        if current is None or (current.st_ino, current.st_dev) != (mine.st_ino, mine.st_dev):
+            os.close(self._fd)
+            self._fd = self._open()
+
+    def _rotate(self) -> None:
+        numbers = [n for n, _ in archives(self.path)]
+        os.rename(self.path, self.path.with_name(f"{self.path.stem}.{max(numbers, default=0) + 1}"
+                                                 f"{self.path.suffix}"))
+        os.close(self._fd)
+        self._fd = self._open()
+
+    def _has_room(self) -> bool:
+        try:
+            fs = os.fstatvfs(self._fd)
+            size = os.fstat(self._fd).st_size
+        except OSError:
+            return False
+        soft, _ = resource.getrlimit(resource.RLIMIT_FSIZE)
+        under_limit = soft == resource.RLIM_INFINITY or size + ROOM_NEEDED <= soft
+        return fs.f_bavail * fs.f_frsize >= ROOM_NEEDED and under_limit
 
 
-def read_ledger(path: Path) -> Iterator[dict[str, Any]]:
-    """Entries oldest first; a damaged line (a crash mid-write on a foreign file system) is skipped."""
+class _FileLock:
+    """The thread lock, then an flock on the ledger's lock file."""
+
+    def __init__(self, lock: threading.Lock, fd: int) -> None:
+        self._lock, self._fd = lock, fd
+
+    def __enter__(self) -> None:
+        self._lock.acquire()
+        try:
+            fcntl.flock(self._fd, fcntl.LOCK_EX)
+        except BaseException:
+            self._lock.release()
+            raise
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+        finally:
+            self._lock.release()
+
+
+def archives(path: Path) -> list[tuple[int, Path]]:
+    """The rotated files of the ledger at `path`, oldest first, with their numbers."""
+    found = []
+    try:
+        names = os.listdir(path.parent)
+    except FileNotFoundError:
+        return []
+    for name in names:
+        match = ARCHIVE.match(name)
+        if match and match["stem"] == path.stem and path.suffix == ".jsonl":
+            found.append((int(match["number"]), path.with_name(name)))
+    return sorted(found)
+
+
+def segments(path: Path) -> list[Path]:
+    """Every file of the ledger, oldest first: the rotated ones, then the live one."""
+    return [p for _, p in archives(path)] + [path]
+
+
+def read_ledger(path: Path, rotated: bool = False) -> Iterator[dict[str, Any]]:
+    """Entries oldest first (with `rotated`, those of the rotated files first); a damaged line
+    (a crash mid-write on a foreign file system) is skipped."""
+    for part in segments(path) if rotated else [path]:
+        yield from _read_file(part)
+
+
+def _read_file(path: Path) -> Iterator[dict[str, Any]]:
     try:
         handle = open(path, encoding="utf-8", errors="replace")
     except FileNotFoundError:
