@@ -72,11 +72,9 @@ class Capturer:
             result.complete = not result.rules_changed
             if snapshot.unwatched and self._tracker is not None:
                 result.coverage = _partial(snapshot, self._tracker.coverage().reason)
-        if paths is None and not result.complete:
+        if paths is None and not result.complete:  # a file tool's checkpoint needs only its paths
             result.coverage = "full scan: " + self._why_scan(snapshot, prev, reliable)
             self._full_scan(known, meta, result)
-        elif not result.complete:
-            result.coverage = "named paths only: " + self._why_scan(snapshot, prev, reliable)
         return result
 
     def _why_scan(self, snapshot: DirtySnapshot | None, prev: Row | None, reliable: bool) -> str:

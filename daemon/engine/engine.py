@@ -50,6 +50,7 @@ class Outcome:
     checkpoint_id: str | None = None
     approved_by: str | None = None
     problems: list[str] = field(default_factory=list)
+    checkpoint_coverage: str = ""  # how the checkpoint found changes, when not by the watcher alone
 
     def to_json(self) -> dict[str, Any]:
         return {"call_id": self.call_id, **self.decision.to_json(),
@@ -139,13 +140,14 @@ class Engine:
         prepared = self._prepare(ev)
         if isinstance(prepared, Outcome):
             return prepared
-        before, checkpoint_id = prepared
+        before, checkpoint_id, coverage = prepared
         ctx = ev.ctx  # after _prepare: the rechecked context
         self._emit("tools/started", {"call_id": ev.call_id, "session_id": ctx.session.id,
                                      "tool": ctx.name, "checkpoint_id": checkpoint_id})
         result = self._scope_audit(ctx, checkpoint_id, self._execute(ctx, approved_by))
         self._apply_effects(ctx, result)
-        outcome = Outcome(ev.call_id, ev.decision, result, checkpoint_id, approved_by)
+        outcome = Outcome(ev.call_id, ev.decision, result, checkpoint_id, approved_by,
+                          checkpoint_coverage=coverage)
         hooks = ctx.config.policy.hooks
         if hooks.post_tool:
             payload = {**self._hook_payload(ev), "result": result.to_json()}
@@ -159,9 +161,10 @@ class Engine:
         prepared = self._prepare(ev)
         if isinstance(prepared, Outcome):
             return prepared
-        before, checkpoint_id = prepared
+        before, checkpoint_id, coverage = prepared
         self.apply_dry_run(ev)
-        outcome = Outcome(ev.call_id, ev.decision, None, checkpoint_id, approved_by)
+        outcome = Outcome(ev.call_id, ev.decision, None, checkpoint_id, approved_by,
+                          checkpoint_coverage=coverage)
         with self._lock:
             self._authorized[ev.call_id] = (ev, outcome, before, clock)
             overflow = next(iter(self._authorized.values())) if len(
@@ -170,7 +173,7 @@ class Engine:
             self.report(overflow[0].ctx.session, overflow[0].call_id, False, "never reported")
         return outcome
 
-    def _prepare(self, ev: Evaluation) -> Outcome | tuple[dict[str, str | None], str | None]:
+    def _prepare(self, ev: Evaluation) -> Outcome | tuple[dict[str, str | None], str | None, str]:
         """Recheck, pre-hooks, then the checkpoint of a destructive call; a refusal comes back as
         Outcome. The recheck runs the gates again on what holds now, since a person may have
         taken minutes to answer; the call then runs on the freshly resolved paths."""
@@ -188,15 +191,15 @@ class Engine:
             if veto is not None:
                 return self.refuse(ev, Decision.deny("pre_hook", f"{veto.reason} ({veto.hook})"))
         before = {p.absolute: sha256_file(p.absolute) for p in ctx.writes()}
-        checkpoint_id = None
+        checkpoint_id, coverage = None, ""
         if ctx.destructive and ctx.kind is not ToolKind.MCP:
             try:
-                checkpoint_id = self._checkpoint(ctx, ev.call_id)
+                checkpoint_id, coverage = self._checkpoint(ctx, ev.call_id)
             except Exception as exc:
                 log.exception("checkpoint failed")
                 return self.refuse(ev, Decision.deny("checkpoint", f"no checkpoint could be taken "
                                                                    f"({exc}); refused to be safe"))
-        return before, checkpoint_id
+        return before, checkpoint_id, coverage
 
     def report(self, session: Session, call_id: str, ok: bool, output: str) -> Outcome | None:
         """The receipt of an authorized call the client ran (its scope audit included); None when
@@ -258,15 +261,17 @@ class Engine:
         # What the session wrote, it knows: the next edit of that file is not stale.
         session.read_hashes.update({p: d for p, d in result.written.items() if d})
 
-    def _checkpoint(self, ctx: CallContext, call_id: str) -> str | None:
+    def _checkpoint(self, ctx: CallContext, call_id: str) -> tuple[str | None, str]:
+        """The checkpoint's id, and how it found changes when the watcher alone did not."""
         store = self.checkpoint_store(ctx.session.workspace) if self.use_checkpoints else None
         if store is None:
-            return None
+            return None, ""
         paths = [p.relative for p in ctx.paths if p.relative] if ctx.kind is ToolKind.EDIT else None
         checkpoint = store.create(paths, label=f"before {ctx.name} ({call_id})")
         self._emit("checkpoints/created", {"workspace": ctx.root, "checkpoint_id": checkpoint.id,
-                                           "label": checkpoint.label})
-        return str(checkpoint.id)
+                                           "label": checkpoint.label,
+                                           "coverage": checkpoint.coverage})
+        return str(checkpoint.id), str(checkpoint.coverage)
 
     def checkpoint_store(self, workspace: Workspace) -> Any:
         """The workspace's checkpoint store, opened on first use."""
