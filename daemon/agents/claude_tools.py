@@ -65,10 +65,22 @@ def _ls(data: dict[str, Any], cwd: str | None) -> Mapped:
 
 
 def _grep(data: dict[str, Any], cwd: str | None) -> Mapped:
-    args: dict[str, Any] = {"regex": data.get("pattern"), "path": data.get("path") or cwd or "."}
-    if data.get("glob"):
-        args["file_pattern"] = data["glob"]
-    return Mapped("search_files", args, read_only=True)
+    """Claude Code's Grep runs its own ripgrep, which knows nothing of intentd's ignore rules.
+
+    A search of one file is judged as a read of that file. A search of a folder is judged
+    as the `rg` command it is, so it is never auto-approved while ignore rules are in force
+    (the walk could reach an ignored file) or when the folder is outside the workspace.
+    Its `glob` and `type` only narrow the search, so the command judged leaves them out.
+    """
+    pattern, path = data.get("pattern"), data.get("path") or cwd or "."
+    if not isinstance(pattern, str) or not isinstance(path, str):
+        return Mapped("execute_command", {"command": None}, read_only=True)
+    if os.path.isfile(os.path.join(cwd or os.getcwd(), path)):
+        return Mapped("read_file", {"path": path}, read_only=True)
+    args: dict[str, Any] = {"command": f"rg --regexp {shlex.quote(pattern)} -- {shlex.quote(path)}"}
+    if cwd:
+        args["cwd"] = cwd
+    return Mapped("execute_command", args, read_only=True)
 
 
 def _write(data: dict[str, Any], cwd: str | None) -> Mapped:

@@ -1,4 +1,4 @@
-"""Brace expansion as bash does it (`{a,b}`, `{1..3}`, nested, with prefix and suffix), on a word as written."""
+"""Brace expansion as bash does it (`{a,b}`, `{1..3}`, nested, with a prefix and suffix)."""
 
 from __future__ import annotations
 
@@ -73,7 +73,8 @@ def _unquoted_opening_braces(raw: str) -> list[int]:
 
 def _closing(raw: str, start: int) -> tuple[int, list[int]]:
     """The matching `}` of the brace at `start` (-1 if none) and its top-level commas."""
-    depth, quote, commas = 0, "", []
+    depth, quote = 0, ""
+    commas: list[int] = []
     index = start + 1
     while index < len(raw):
         char = raw[index]
@@ -100,7 +101,7 @@ def _split(inner: str, commas: list[int], offset: int) -> list[str]:
     """`inner` cut at its top-level commas (positions in the whole word; `offset` is
     where `inner` starts)."""
     cuts = [-1, *(comma - offset for comma in commas), len(inner)]
-    return [inner[a + 1:b] for a, b in zip(cuts, cuts[1:])]
+    return [inner[a + 1:b] for a, b in zip(cuts, cuts[1:], strict=False)]
 
 
 def _sequence(inner: str) -> list[str] | None:

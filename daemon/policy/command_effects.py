@@ -144,6 +144,9 @@ _WRITERS: dict[str, Callable[[Sequence[str]], list[str]]] = {
     "tree": lambda args: _option_values(args, "-o", ""),
     "git": lambda args: _option_values(args, "", "--output"),
     "uniq": lambda args: operands(args, ("-f", "-s", "-w"))[1:2],
+    "xxd": lambda args: operands(args, ("-c", "-g", "-l", "-o", "-s", "-n", "-C"))[1:2],
+    **{name: lambda args: _option_values(args, "-o", "--output")
+       for name in ("base64", "base32", "basenc", "shuf", "iconv")},
 }
 
 
@@ -152,7 +155,8 @@ def write_targets(name: str, args: Sequence[str]) -> tuple[str, ...]:
 
     Covers tee, touch, mkdir, rm, rmdir, unlink, shred, truncate, cp/mv/install/ln
     (destination), chmod/chown/chgrp, `sed -i`, `tar -c -f`, `dd of=`, `sort -o`,
-    `curl -o`, `wget -O`, `tree -o`, `git … --output`, `uniq IN OUT`. Other writers are
+    `curl -o`, `wget -O`, `tree -o`, `git … --output`, `uniq IN OUT`, `xxd IN OUT`, the
+    `-o` of base64, shuf and iconv. Other writers are
     not listed (they are not read-only either, so a person decides).
     """
     writer = _WRITERS.get(name)

@@ -1,4 +1,4 @@
-"""Argument checks for inspection programs: the environment printers, jq, and converters with an output file."""
+"""Argument checks for inspection programs: environment printers, jq, converters with an output."""
 
 from __future__ import annotations
 
@@ -15,6 +15,21 @@ _JQ_HIDDEN = re.compile(r"(?<![\w.$])(?:env|import|include)\b|\$ENV\b|\$__prog")
 _JQ_TAKES_TWO = ("arg", "argjson", "slurpfile", "rawfile")
 
 Check = Callable[[Sequence[str]], "str | None"]
+
+
+def reveals(name: str, args: Sequence[str]) -> str | None:
+    """Why `name ARGS` may print secrets or load code no rule can see, whatever the allow
+    rules say (`jq *` is meant for JSON, not for `jq -n env`), or None."""
+    if name in ("env", "printenv", "jq"):
+        return _REVEALS[name](args)
+    if name == "set" and not args:
+        return "`set` prints every shell variable, which may hold secrets"
+    if name in _DECLARERS and (not args or any("p" in short_letters(w) for w in args)):
+        return f"`{name}` without names prints variables, which may hold secrets"
+    return None
+
+
+_DECLARERS = frozenset({"export", "declare", "typeset", "readonly", "local"})
 
 
 def check_env(args: Sequence[str]) -> str | None:
@@ -74,3 +89,6 @@ def refuse_output(takes: str) -> Check:
         return None
     return check
 
+
+
+_REVEALS: dict[str, Check] = {"env": check_env, "printenv": check_printenv, "jq": check_jq}

@@ -9,9 +9,11 @@ from dataclasses import dataclass, field, replace
 
 from intentd.daemon.policy.command_effects import path_args, write_targets
 from intentd.daemon.policy.command_git import git_start_dirs
+from intentd.daemon.policy.command_inspect import reveals
 from intentd.daemon.policy.command_readonly import READ_ONLY, classify
 from intentd.daemon.policy.command_syntax import RawCommand, parse_syntax
 from intentd.daemon.policy.command_types import Redirect, SimpleCommand
+from intentd.daemon.policy.command_walks import walk_reason
 from intentd.daemon.policy.command_words import (
     Word,
     assignment_name,
@@ -20,7 +22,6 @@ from intentd.daemon.policy.command_words import (
     is_risky_name,
     plain_ascii,
 )
-from intentd.daemon.policy.command_walks import walk_reason
 from intentd.daemon.policy.command_wrappers import WRAPPERS, Unwrap, unwrap
 
 MAX_CODE_DEPTH = 32     # bash -c "bash -c '…'" nesting followed before giving up (opaque)
@@ -171,6 +172,9 @@ class Resolver:
         """What a program reads beyond the paths it names: folder walks, paths only known
         at run time, and for git the folders it looks for a repository in."""
         texts = [word.text for word in args]
+        secret = reveals(name, texts)
+        if secret is not None:
+            self.found.needs_person.append(secret)
         walk = walk_reason(name, texts)
         if walk is not None:
             self.found.walks.append(walk)

@@ -19,7 +19,7 @@ _LONG_FLAGS = frozenset({"noprofile", "norc", "posix", "restricted", "verbose", 
 class _ShellOptions:
     command: bool = False   # -c: the first operand is code
     stdin: bool = False     # -s: read commands from standard input
-    startup: bool = False   # login or interactive: runs the user's profile scripts
+    rcfile: bool = False    # --rcfile / --init-file: runs a startup file the command names
     operands: int = 0       # index of the first operand
 
 
@@ -33,8 +33,10 @@ def shell_unwrap(words: tuple[Word, ...], stdin_kind: str, stdin_text: str | Non
     if options is None:
         why = f"`{name}` options are not understood"
         return Unwrap(name, False, why, opaque=why, runs_suffix=True)
-    # zsh reads ~/.zshenv even for -c; login and interactive shells read profile scripts.
-    transparent = not options.startup and name != "zsh"
+    # Login and interactive shells (`bash -lc`, the form Codex and Claude Code send) and
+    # zsh read the person's own startup files, outside the workspace; only a startup file
+    # named in the command could be the agent's.
+    transparent = not options.rcfile
     operands = words[options.operands:]
     if options.command:
         label, why = f"{name} -c", f"`{name} -c` runs its argument as shell code"
@@ -70,7 +72,7 @@ def _options(words: tuple[Word, ...]) -> _ShellOptions | None:
         if text.startswith("--"):
             name = text[2:]
             if name in ("login", "rcfile", "init-file"):
-                found.startup = True
+                found.rcfile = found.rcfile or name != "login"
                 index += 1 if name == "login" else 2
                 continue
             if name not in _LONG_FLAGS:
@@ -94,7 +96,7 @@ def _letters(text: str, found: _ShellOptions) -> int | None:
         elif letter == "s":
             found.stdin = True
         elif letter in "li":
-            found.startup = True
+            pass  # login or interactive: the person's own startup files
         elif letter in "oO":
             skip += 1
         elif letter not in _FLAGS:

@@ -38,9 +38,13 @@ def test_edits_that_are_not_unique_replacements_map_to_the_whole_result(tmp_path
 def test_search_and_listing_tools_are_reads(tmp_path: Path) -> None:
     assert map_call("Glob", {"pattern": "**/*.py"}) == Mapped(
         "list_files", {"path": ".", "recursive": True}, read_only=True)
+    # Claude Code's Grep is its own ripgrep: judged as the rg command over a folder, and as
+    # a read of the file when it searches one file
     assert map_call("Grep", {"pattern": "def \\w+", "path": "src", "glob": "*.py"}) == Mapped(
-        "search_files", {"regex": "def \\w+", "path": "src", "file_pattern": "*.py"},
-        read_only=True)
+        "execute_command", {"command": "rg --regexp 'def \\w+' -- src"}, read_only=True)
+    (tmp_path / "a.py").write_text("x")
+    assert map_call("Grep", {"pattern": "x", "path": str(tmp_path / "a.py")}) == Mapped(
+        "read_file", {"path": str(tmp_path / "a.py")}, read_only=True)
     assert map_call("LS", {"path": str(tmp_path)}) == Mapped(
         "list_files", {"path": str(tmp_path)}, read_only=True)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from intentd.daemon.engine.context import CallContext
 from intentd.daemon.engine.decision import Decision
 from intentd.daemon.engine.paths import PathRefused, resolve
+from intentd.daemon.policy.command_gitplaces import planted_git_config
 
 IGNORE_SOURCES = ".orchestration/ignore, .clineignore or .rooignore"
 # Read-only commands that walk folders on their own, or flags that make them do so: with
@@ -32,6 +33,10 @@ class AccessStage:
             self._check_command_args(ctx, verdict.analysis.path_args)
             if ctx.config.ignore.patterns:
                 self._check_walkers(ctx, [c.argv for c in verdict.analysis.commands])
+                ctx.not_auto.extend(f"{walk}, and could read paths the ignore rules hide"
+                                    for walk in verdict.analysis.walks)
+            cwd = ctx.cwd.absolute if ctx.cwd else ctx.root
+            ctx.not_auto.extend(planted_git_config(ctx.root, cwd, verdict.analysis.git_dirs))
         return None
 
     @staticmethod
