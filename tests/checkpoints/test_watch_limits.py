@@ -48,14 +48,14 @@ SCENARIO = textwrap.dedent("""
 """)
 
 
-def in_namespace(*args: str) -> dict[str, object]:
+def in_namespace(*args: str, script: str = SCENARIO) -> dict[str, object]:
     unshare = shutil.which("unshare")
     if unshare is None:
         pytest.skip("no unshare(1)")
     probe = subprocess.run([unshare, "-U", "-r", "true"], capture_output=True)
     if probe.returncode != 0:
         pytest.skip(f"user namespaces are not available: {probe.stderr.decode().strip()}")
-    done = subprocess.run([unshare, "-U", "-r", sys.executable, "-c", SCENARIO, *args],
+    done = subprocess.run([unshare, "-U", "-r", sys.executable, "-c", script, *args],
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     result: dict[str, object] = json.loads(done.stdout)
@@ -80,3 +80,25 @@ def test_folders_beyond_the_watch_limit_are_scanned_and_reported(tmp_path: Path)
     after = out["after"]
     assert isinstance(after, dict) and after["unwatched_count"] == coverage["unwatched_count"] + 1
     assert f"({LIMIT} per user" in str(after["reason"])
+
+
+DOCTOR = textwrap.dedent("""
+    import json, sys
+    from pathlib import Path
+    with open("/proc/sys/user/max_inotify_watches", "w") as handle:
+        handle.write(sys.argv[2])
+    from intentd.daemon.setup.doctor.workspace import check_watch_coverage
+    print(json.dumps(check_watch_coverage(Path(sys.argv[1])).to_json()))
+""")
+
+
+def test_the_doctor_warns_when_folders_outnumber_the_watches_left(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    for i in range(FOLDERS):
+        write(ws, f"d{i:02d}/f.txt", "x\n")
+    write(ws, ".git/objects/ab/cd", "never watched\n")
+    low = in_namespace(str(ws), str(LIMIT), script=DOCTOR)
+    assert low["status"] == "warn" and f"{FOLDERS + 1:,} folders to watch" in str(low["detail"])
+    assert "max_user_watches" in str(low["fix"])
+    enough = in_namespace(str(ws), "100000", script=DOCTOR)
+    assert enough["status"] == "ok", enough

@@ -17,7 +17,11 @@ from intentd.daemon.setup.doctor.system import (
     check_state_folder,
     check_user_service,
 )
-from intentd.daemon.setup.doctor.workspace import check_checkpoints, check_workspace
+from intentd.daemon.setup.doctor.workspace import (
+    check_checkpoints,
+    check_watch_coverage,
+    check_workspace,
+)
 
 LABELS = {"ok": "ok", "warn": "WARN", "fail": "FAIL", "skip": "--"}
 
@@ -32,6 +36,7 @@ def run_checks(socket_path: Path, workspace: Path) -> list[CheckResult]:
         check_sandbox(),
         *check_workspace(workspace),
         check_checkpoints(workspace),
+        check_watch_coverage(workspace),
     ]
 
 

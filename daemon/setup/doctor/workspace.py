@@ -63,6 +63,87 @@ def check_checkpoints(root: Path, home: Path | None = None) -> CheckResult:
     return ok("checkpoints", f"{store}: {count} checkpoint(s)")
 
 
+WATCH_FIX = ("raise the limit: `sudo sysctl fs.inotify.max_user_watches=524288`, and put that line in "
+             "/etc/sysctl.d/90-inotify.conf to keep it; until then the folders not watched are "
+             "scanned at every command checkpoint (correct, but slower)")
+
+
+def check_watch_coverage(root: Path) -> CheckResult:
+    """Whether the checkpoint watcher can watch every folder of the workspace: its folder count
+    against the inotify watches this user has left (the daemon's own count as free)."""
+    name = "checkpoint watcher"
+    if not root.is_dir():
+        return skip(name, f"{root} is not a folder")
+    limit = _watch_limit()
+    if limit is None:
+        return skip(name, "no inotify here: the watcher has no per-folder limit")
+    folders = _count_folders(root)
+    used, ours = _watches_in_use()
+    free = limit - used + ours
+    detail = (f"{folders:,} folders to watch; {free:,} of {limit:,} inotify watches free for this "
+              f"user ({used - ours:,} held by other programs)")
+    if folders > free:
+        return warn(name, f"{detail}: {folders - free:,} folder(s) would be scanned, not watched",
+                    WATCH_FIX)
+    return ok(name, detail)
+
+
+def _watch_limit() -> int | None:
+    for path in ("/proc/sys/user/max_inotify_watches", "/proc/sys/fs/inotify/max_user_watches"):
+        try:
+            return int(Path(path).read_text())
+        except (OSError, ValueError):
+            continue
+    return None
+
+
+def _count_folders(root: Path) -> int:
+    """The folders the watcher watches: all but .git folders (and what is under them)."""
+    count = 1
+    stack = [str(root)]
+    while stack:
+        try:
+            with os.scandir(stack.pop()) as entries:
+                for entry in entries:
+                    if entry.name != ".git" and entry.is_dir(follow_symlinks=False):
+                        count += 1
+                        stack.append(entry.path)
+        except OSError:
+            continue
+    return count
+
+
+def _watches_in_use() -> tuple[int, int]:
+    """inotify watches held by this user's processes, and how many of them intentd's daemon holds."""
+    total = ours = 0
+    uid = os.getuid()
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            if os.stat(f"/proc/{pid}").st_uid != uid:
+                continue
+            count = _process_watches(pid)
+            if count and b"intentd" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                ours += count
+            total += count
+        except OSError:  # gone, or not ours to read
+            continue
+    return total, ours
+
+
+def _process_watches(pid: str) -> int:
+    count = 0
+    folder = f"/proc/{pid}/fdinfo"
+    for fd in os.listdir(folder):
+        try:
+            with open(f"{folder}/{fd}", "rb") as handle:
+                count += handle.read().count(b"inotify wd:")
+        except OSError:
+            continue
+    return count
+
+
 def _check_policy(path: Path) -> tuple[CheckResult, tuple[str, ...]]:
     from intentd.daemon.engine.yamlfile import ConfigError
     from intentd.daemon.policy.config import load_policy
