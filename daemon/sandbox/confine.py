@@ -7,15 +7,17 @@ import shutil
 import stat
 import sys
 import tempfile
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from intentd.daemon.sandbox.landlock import Ruleset, kernel_abi, restrict_self
 from intentd.daemon.sandbox.scope_dirs import PROTECTED, covered_prefixes
 from intentd.daemon.sandbox.status import unconfined_note
 
 DEVICES = ("/dev/null", "/dev/tty")
+T = TypeVar("T")
 
 
 class SandboxError(Exception):
@@ -49,20 +51,32 @@ class Confinement:
         return {"TMPDIR": self.tmpdir, "TMP": self.tmpdir, "TEMP": self.tmpdir,
                 "XDG_CACHE_HOME": os.path.join(self.tmpdir, "cache")}
 
-    def preexec(self) -> Callable[[], None] | None:
-        """Runs in the child between fork and exec: two syscalls, nothing that takes a lock."""
+    def spawn(self, start: Callable[[], T]) -> T:
+        """Call start (which starts the command's process) so the process is born confined.
+
+        Landlock confines the thread that asks and every process it then starts, nothing else.
+        So a fresh thread enters the sandbox, starts the process (with vfork, as an unconfined
+        Popen would: no Python code runs between fork and exec) and ends; the daemon's other
+        threads are untouched."""
         if self.ruleset is None:
-            return None
+            return start()
         fd = self.ruleset.fd
+        started: list[T] = []
+        failed: list[BaseException] = []
 
-        def enter() -> None:
-            restrict_self(fd)
-            os.close(fd)
+        def enter_and_start() -> None:
+            try:
+                restrict_self(fd)
+                started.append(start())
+            except BaseException as exc:  # handed to the caller's thread
+                failed.append(exc)
 
-        return enter
-
-    def pass_fds(self) -> tuple[int, ...]:
-        return (self.ruleset.fd,) if self.ruleset is not None else ()
+        thread = threading.Thread(target=enter_and_start, name="start confined command")
+        thread.start()
+        thread.join()
+        if failed:
+            raise failed[0]
+        return started[0]
 
     def report(self) -> dict[str, Any]:
         """What the receipt records; an unconfined run says so and why."""
@@ -76,7 +90,9 @@ class Confinement:
     def close(self) -> None:
         if self.ruleset is not None:
             self.ruleset.close()
-        shutil.rmtree(self.tmpdir, ignore_errors=True)
+        # removing a folder can take milliseconds (an ext4 journal): not on the command's time
+        threading.Thread(target=shutil.rmtree, args=(self.tmpdir, True), daemon=True,
+                         name="remove command TMPDIR").start()
 
 
 def confine(request: SandboxRequest) -> Confinement:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import select
 import signal
 import subprocess
 import threading
@@ -10,6 +11,7 @@ import time
 from typing import IO, Any
 
 from intentd.daemon.sandbox.confine import Confinement, SandboxError, SandboxRequest, confine
+from intentd.daemon.sandbox.landlock import LandlockError
 from intentd.daemon.tools.base import Tool, ToolContext, ToolKind, ToolResult
 
 DEFAULT_TIMEOUT = 60
@@ -70,16 +72,13 @@ def _run(ctx: ToolContext, args: dict[str, Any], confinement: Confinement) -> To
     timeout = args.get("timeout", DEFAULT_TIMEOUT)
     started = time.monotonic()
     # A new session makes the command its own process group, so a timeout kills all of it.
-    # Landlock is entered between fork and exec (confinement.preexec), so bash and all it
-    # starts are confined; the rule set itself was built here, in the parent.
+    # The process is born inside the confinement: bash and all it starts.
     try:
-        process = subprocess.Popen(
+        process = confinement.spawn(lambda: subprocess.Popen(
             ["bash", "-c", args["command"]], cwd=ctx.cwd, stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
-            env={**os.environ, **GIT_SAFETY_ENV, **confinement.env()},
-            preexec_fn=confinement.preexec(), pass_fds=confinement.pass_fds(),
-        )
-    except subprocess.SubprocessError as exc:  # the child could not enter its confinement
+            env={**os.environ, **GIT_SAFETY_ENV, **confinement.env()}))
+    except LandlockError as exc:  # fail closed: never run it unconfined instead
         return ToolResult(False, f"not run: the command could not be confined ({exc})",
                           data={"sandbox": {**confinement.report(), "error": str(exc)}})
     assert process.stdout is not None
@@ -88,9 +87,7 @@ def _run(ctx: ToolContext, args: dict[str, Any], confinement: Confinement) -> To
     reader.start()
     timed_out = False
     try:
-        process.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        timed_out = True
+        timed_out = not _wait_exit(process, timeout)
     finally:
         if timed_out or process.poll() is None:
             _kill_group(process)
@@ -105,6 +102,28 @@ def _run(ctx: ToolContext, args: dict[str, Any], confinement: Confinement) -> To
     return ToolResult(not timed_out and code == 0, f"{output}\n[{status}]" if output else f"[{status}]",
                       data={"exit_code": code, "timed_out": timed_out, "seconds": elapsed,
                             "output_bytes": sink.total, "sandbox": confinement.report()})
+
+
+def _wait_exit(process: subprocess.Popen[bytes], timeout: float) -> bool:
+    """Wait for the process to end; False on timeout. A pidfd wakes us the moment it exits
+    (Popen.wait with a timeout polls, with sleeps growing to 50 ms)."""
+    try:
+        pidfd = os.pidfd_open(process.pid)
+    except (AttributeError, OSError):  # not Linux ≥ 5.3
+        try:
+            process.wait(timeout=timeout)
+            return True
+        except subprocess.TimeoutExpired:
+            return False
+    try:
+        poller = select.poll()
+        poller.register(pidfd, select.POLLIN)
+        ended = bool(poller.poll(timeout * 1000))
+    finally:
+        os.close(pidfd)
+    if ended:
+        process.wait()
+    return ended
 
 
 def _kill_group(process: subprocess.Popen[bytes]) -> None:

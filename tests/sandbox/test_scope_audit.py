@@ -63,17 +63,18 @@ def test_a_hook_based_agents_own_command_is_audited_and_undone(connect: Connect,
     grant = agent.call(protocol.TOOLS_AUTHORIZE, {"session_id": session_id, "tool": "execute_command",
                                                   "args": {"command": "make"}})
     assert grant["decision"] == "allow" and grant["checkpoint_id"]
-    # what `make` did, unconfined (the agent ran it): one change in scope, three outside it
+    # what `make` did, unconfined (the agent ran it): one change in scope, four outside it
     (workspace / "src" / "built.py").write_text("built\n")
     (workspace / "docs" / "out.md").write_text("stray\n")
     (workspace / "README.md").write_text("# overwritten\n")
     (workspace / "docs" / "guide.md").unlink()
+    (workspace / "stray.txt").write_text("new at the top, where no checkpoint knew it\n")
     answer = agent.call(protocol.TOOLS_REPORT, {"session_id": session_id, "call_id": grant["call_id"],
                                                 "ok": True, "output": "make: done"})
     audit = answer["scope_audit"]
-    assert sorted(audit["undone"]) == ["README.md", "docs/guide.md", "docs/out.md"]
+    assert sorted(audit["undone"]) == ["README.md", "docs/guide.md", "docs/out.md", "stray.txt"]
     assert "undone: docs/out.md (created; removed" in audit["message"]
-    assert not (workspace / "docs" / "out.md").exists()
+    assert not (workspace / "docs" / "out.md").exists() and not (workspace / "stray.txt").exists()
     assert (workspace / "README.md").read_text() == "# demo\n"
     assert (workspace / "docs" / "guide.md").read_text() == "# guide\n"
     assert (workspace / "src" / "built.py").read_text() == "built\n"

@@ -39,10 +39,10 @@ def run_confined(root: Path) -> dict[str, Any]:
     """Confine and run SCRIPT in this process's child; as uid 65534 when we are root."""
     confinement = confine(SandboxRequest(str(root), ("src/**",)))
     try:
-        proc = subprocess.run(["bash", "-c", SCRIPT], cwd=root, capture_output=True, text=True,
-                              env={**os.environ, **confinement.env()}, timeout=30,
-                              preexec_fn=confinement.preexec(), pass_fds=confinement.pass_fds())
-        return {"uid": os.getuid(), "out": proc.stdout}
+        proc = confinement.spawn(lambda: subprocess.Popen(
+            ["bash", "-c", SCRIPT], cwd=root, stdout=subprocess.PIPE, text=True,
+            env={**os.environ, **confinement.env()}))
+        return {"uid": os.getuid(), "out": proc.communicate(timeout=30)[0]}
     finally:
         confinement.close()
 

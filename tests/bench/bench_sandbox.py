@@ -1,0 +1,146 @@
+"""Sandbox benchmark: what confining a command costs, and what the scope audit after it costs.
+
+Run: python tests/bench/bench_sandbox.py [--runs 200] [--files 50000] [--reps 15]
+Prints markdown tables; asserts nothing about timings.
+
+(1) Per command, in one run, interleaved: `true` through execute_command confined by Landlock,
+    the same with Landlock switched off (the ABI probe forced to 0: a temp folder, no rules),
+    and a bare Popen of `bash -c true` as the tool ran before confinement existed. Also the
+    parent's share alone (building the rule set and the temp folder).
+(2) The scope audit after a command that changed 10 files of a workspace of --files files
+    (watcher running): 6 changed and 4 created outside the scope, restored; and 10 changed
+    inside it, audited and kept.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from intentd.daemon.checkpoints import CheckpointStore  # noqa: E402
+from intentd.daemon.engine.intents import Intent  # noqa: E402
+from intentd.daemon.sandbox.audit import audit  # noqa: E402
+from intentd.daemon.sandbox.confine import SandboxRequest, confine  # noqa: E402
+from intentd.daemon.sandbox.landlock import FORCE_ABI_ENV, kernel_abi  # noqa: E402
+from intentd.daemon.tools.base import ToolContext  # noqa: E402
+from intentd.daemon.tools.command import execute_command  # noqa: E402
+from tests.bench.bench_checkpoints import generate, rel_path  # noqa: E402
+
+
+def ms(samples: list[float]) -> str:
+    return f"{statistics.median(samples) * 1000:.2f}"
+
+
+def p90(samples: list[float]) -> str:
+    return f"{sorted(samples)[int(len(samples) * 0.9)] * 1000:.2f}"
+
+
+def timed(action: Callable[[], object]) -> float:
+    start = time.perf_counter()
+    action()
+    return time.perf_counter() - start
+
+
+def command_overhead(root: Path, runs: int) -> None:
+    request = SandboxRequest(str(root), ("src/**",))
+    ctx = ToolContext(str(root), (), str(root), lambda _id: None, lambda _p: False, request)
+    samples: dict[str, list[float]] = {"confined": [], "unconfined": [], "bare": [], "build": []}
+
+    def unconfined() -> None:
+        os.environ[FORCE_ABI_ENV] = "0"
+        try:
+            execute_command(ctx, {"command": "true"})
+        finally:
+            del os.environ[FORCE_ABI_ENV]
+
+    def build() -> None:
+        confine(request).close()
+
+    steps = {"confined": lambda: execute_command(ctx, {"command": "true"}),
+             "unconfined": unconfined,
+             "bare": lambda: subprocess.run(["bash", "-c", "true"], stdin=subprocess.DEVNULL,
+                                            capture_output=True, start_new_session=True),
+             "build": build}
+    for name, step in steps.items():  # warm up
+        step()
+    for _ in range(runs):
+        for name, step in steps.items():
+            samples[name].append(timed(step))
+    extra = statistics.median(samples["confined"]) - statistics.median(samples["unconfined"])
+    print(f"\n## Confinement per command (Landlock ABI {kernel_abi()}, {runs} runs, median / p90 ms)\n")
+    print("| confined | unconfined (same tool, ABI forced 0) | bare Popen (before) | "
+          "rule set + temp folder alone | confined − unconfined |")
+    print("|---|---|---|---|---|")
+    print(f"| {ms(samples['confined'])} / {p90(samples['confined'])} "
+          f"| {ms(samples['unconfined'])} / {p90(samples['unconfined'])} "
+          f"| {ms(samples['bare'])} / {p90(samples['bare'])} "
+          f"| {ms(samples['build'])} / {p90(samples['build'])} | {extra * 1000:.2f} |")
+
+
+def audit_cost(base: Path, count: int, reps: int) -> None:
+    root = base / "ws"
+    root.mkdir()
+    generate(root, count)
+    intent = Intent("INT-1", "bench", "IN_PROGRESS", ("pkg00/**",))
+    store = CheckpointStore(root, base / "state")
+    try:
+        store.create(None, label="baseline")
+        restore_times, keep_times = [], []
+        for rep in range(reps):
+            time.sleep(0.05)  # let the previous step's events settle
+            cp = store.create(None, label="before command").id
+            outside = [rel_path(count - 1 - rep * 6 - k) for k in range(6)]
+            for path in outside:
+                with open(root / path, "a", encoding="utf-8") as handle:
+                    handle.write("# changed\n")
+            for k in range(4):
+                (root / f"pkg01/new_{rep}_{k}.py").write_text("stray\n")
+            restore_times.append(timed(lambda c=cp: _checked(audit(store, c, intent, "restore"), 10)))
+            time.sleep(0.05)
+            cp = store.create(None, label="before command").id
+            for k in range(10):
+                with open(root / rel_path(rep * 10 + k), "a", encoding="utf-8") as handle:
+                    handle.write("# in scope\n")
+            keep_times.append(timed(lambda c=cp: _checked(audit(store, c, intent, "restore"), 0)))
+    finally:
+        store.close()
+    print(f"\n## Scope audit after a command that changed 10 of {count} files "
+          f"(watcher running, {reps} reps, median / p90 ms)\n")
+    print("| 10 outside the scope: found and restored | 10 inside the scope: found, kept |")
+    print("|---|---|")
+    print(f"| {ms(restore_times)} / {p90(restore_times)} | {ms(keep_times)} / {p90(keep_times)} |")
+
+
+def _checked(result: object, undone: int) -> None:
+    got = len(getattr(result, "undone", ())) if result is not None else 0
+    if got != undone:
+        raise SystemExit(f"the audit undid {got} files, expected {undone}: {result}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=200)
+    parser.add_argument("--files", type=int, default=50_000)
+    parser.add_argument("--reps", type=int, default=15)
+    args = parser.parse_args()
+    base = Path(tempfile.mkdtemp(prefix="itd-bench-sandbox-"))
+    try:
+        (base / "cmd" / "src").mkdir(parents=True)
+        command_overhead(base / "cmd", args.runs)
+        audit_cost(base, args.files, args.reps)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
