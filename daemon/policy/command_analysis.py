@@ -14,7 +14,7 @@ MAX_COMMAND_LENGTH = 64 * 1024  # longer input is refused unparsed, never handed
 CACHE_SIZE = 4096
 # bashlex parses each nested `$( … )` again from its start, which costs time quadratic in
 # the depth; deeper nesting is refused unparsed, so the cost stays linear in the length.
-MAX_NESTING = 16
+MAX_NESTING = 8
 
 
 def analyze(command: str) -> CommandAnalysis:

@@ -1,8 +1,9 @@
 """Command policy benchmark: decision latency uncached (parse + analysis + rules) and cached.
 
 Run: python tests/bench/bench_commands.py [--count 2000] [--cached-calls 200000]
-Prints a markdown table; asserts nothing about timings. Targets from the issue: uncached
-p50 <= 1 ms, cached >= 50,000 decisions/s.
+Prints markdown tables; asserts nothing about timings. Targets: uncached p50 <= 1 ms,
+cached >= 50,000 decisions/s, and nesting that costs time linear in the command's length
+(`$( … )` nested past 8 is refused unparsed; `bash -lc` nested is followed).
 
 The commands are generated, realistic agent commands (reads, tests, git, pipelines, chains,
 wrappers, redirects, substitutions), each distinct so none is served from a cache. They are
@@ -42,6 +43,9 @@ TEMPLATES = [
     "diff <(sort {file}) <(sort {file}.orig{n})", "jq '.scripts' package.json | head -{n}",
     "tree -L {n} {dir}", "du -sh {dir} | sort -h", "stat {file} && wc -c {file}",
     "LANG=C sort {file} | uniq -c | sort -rn | head -{n}",
+    "bash -lc 'git log --oneline -{n} && git status'", "bash -lc \"sed -n '{n},{m}p' {file}\"",
+    "cat {dir}/{{a,b}}.{ext}", "echo $HOME/{file}", "base64 {file} | head -c {n}",
+    "git diff-tree -p HEAD~{n}", "grep -d recurse '{word}' {dir}",
 ]
 
 
@@ -95,6 +99,34 @@ def cached(commands: list[str], calls: int) -> float:
     return rounds * len(commands) / (time.perf_counter() - started)
 
 
+def nested(depth: int, shells: bool) -> str:
+    """`echo $(echo $(… x))` or `bash -lc 'bash -lc …ls'`, `depth` levels deep."""
+    if not shells:
+        return "echo " + "$(echo " * depth + "x" + ")" * depth
+    command = "ls -la"
+    for _ in range(depth):
+        command = "bash -lc '" + command.replace("'", "'\\''") + "'"
+    return command
+
+
+def nesting_table() -> None:
+    """Uncached milliseconds per decision (median of 5) by nesting depth."""
+    print("| nesting | depth | length | outcome | ms |")
+    print("|---|---|---|---|---|")
+    for shells, depths in ((False, (1, 2, 4, 8, 9, 16, 80, 400)), (True, (1, 2, 4, 6, 8))):
+        for depth in depths:
+            command = nested(depth, shells)
+            runs = []
+            for _ in range(5):
+                clear_caches()
+                started = time.perf_counter_ns()
+                verdict = decide_command(command, RULES)
+                runs.append((time.perf_counter_ns() - started) / 1e6)
+            name = "bash -lc" if shells else "$( … )"
+            print(f"| {name} | {depth} | {len(command)} | {verdict.outcome} | "
+                  f"{statistics.median(runs):.2f} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--count", type=int, default=2000)
@@ -119,6 +151,8 @@ def main() -> None:
     print("| measure | value |")
     print("|---|---|")
     print(f"| cached decisions/s (500 commands) | {per_second:,.0f} |")
+    print()
+    nesting_table()
 
 
 if __name__ == "__main__":

@@ -268,3 +268,13 @@ def test_corpus_sizes() -> None:
     never = EXACT_ALLOW + DEFAULT_DENY
     assert len(never) + len(SECRETS) + len(RUNTIME_PATHS) + len(SPAWNERS) >= 100
     assert len(SHELL_WRAPPED) + len(INSPECTION) >= 50
+
+
+def test_substitutions_nested_past_the_limit_are_refused_unparsed() -> None:
+    """bashlex's cost grows with the square of the nesting: deeper than 8 is never parsed."""
+    def nested(depth: int) -> str:
+        return "echo " + "$(echo " * depth + "x" + ")" * depth
+    assert decide_command(nested(8), EMPTY).outcome == "read_only"
+    deep = decide_command(nested(80), EMPTY)
+    assert deep.outcome == "ask" and not deep.analysis.parsed
+    assert "nested deeper than 8" in deep.reason
