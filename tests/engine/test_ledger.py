@@ -59,7 +59,9 @@ def test_a_killed_process_leaves_only_complete_lines(tmp_path: Path) -> None:
     path = tmp_path / "ledger.jsonl"
     proc = subprocess.Popen([sys.executable, "-c", WRITER, str(path)], stdout=subprocess.PIPE)
     assert proc.stdout is not None and proc.stdout.readline() == b"ready\n"
-    time.sleep(0.3)
+    deadline = time.monotonic() + 30
+    while path.read_bytes().count(b"\n") < 50 and time.monotonic() < deadline:
+        time.sleep(0.01)  # on a busy machine the writer may take a while to get going
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     lines = path.read_bytes().split(b"\n")

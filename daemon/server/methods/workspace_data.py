@@ -3,18 +3,15 @@
 from __future__ import annotations
 
 import json
-from collections import deque
 from typing import Any
 
 from intentd.daemon import protocol
-from intentd.daemon.engine.ledger import read_ledger
+from intentd.daemon.engine.ledger_index import BadQuery, LedgerQuery, ledger_index
 from intentd.daemon.engine.statedir import workspace_state_dir
 from intentd.daemon.engine.workspace import Workspace
 from intentd.daemon.server.core import DaemonCore, clean_overrides, overrides_path
 from intentd.daemon.server.rpc import MethodTable, Params, RpcError, bad_params
 from intentd.daemon.server.settings_requests import SettingsRequests, widening
-
-MAX_LEDGER_ENTRIES = 10_000
 
 
 def register(table: MethodTable, core: DaemonCore) -> None:
@@ -112,16 +109,14 @@ def register(table: MethodTable, core: DaemonCore) -> None:
 
     async def ledger_query(conn: Any, params: Params) -> dict[str, Any]:
         workspace = core.workspace(params)
-        limit = params.raw.get("limit", 100)
-        if isinstance(limit, bool) or not isinstance(limit, int) or not 0 < limit <= MAX_LEDGER_ENTRIES:
-            raise bad_params("limit", f"must be a whole number from 1 to {MAX_LEDGER_ENTRIES}")
-        filters = {key: params.opt_text(key) for key in ("session_id", "tool", "decision")}
+        try:
+            query = LedgerQuery.from_params(params.raw)
+        except BadQuery as exc:
+            raise bad_params(exc.param, exc.message) from None
         path = workspace_state_dir(workspace.root, core.engine.home) / "ledger.jsonl"
-
-        def query() -> list[dict[str, Any]]:
-            return list(deque((e for e in read_ledger(path) if _matches(e, filters)), maxlen=limit))
-
-        return {"entries": await core.in_thread(query)}
+        # Through the ledger's index: the cost follows what is returned, not the ledger's size.
+        page = await core.in_thread(lambda: ledger_index(path).query(query))
+        return {"entries": page.entries, "older": page.older}
 
     for name, handler in [(protocol.CHECKPOINTS_LIST, checkpoints_list),
                           (protocol.CHECKPOINTS_DIFF, checkpoints_diff),
@@ -131,13 +126,6 @@ def register(table: MethodTable, core: DaemonCore) -> None:
                           (protocol.SETTINGS_CONFIRM, settings_confirm),
                           (protocol.LEDGER_QUERY, ledger_query)]:
         table.register(name, handler)
-
-
-def _matches(entry: dict[str, Any], filters: dict[str, str | None]) -> bool:
-    intent = entry.get("intent", {})
-    return ((filters["session_id"] is None or intent.get("session") == filters["session_id"])
-            and (filters["tool"] is None or intent.get("tool") == filters["tool"])
-            and (filters["decision"] is None or entry.get("decision") == filters["decision"]))
 
 
 def settings_json(workspace: Workspace) -> dict[str, Any]:
