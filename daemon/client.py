@@ -13,7 +13,6 @@ from typing import Any
 
 from intentd.daemon import protocol
 
-
 CONNECT_RETRY_SECONDS = 2.0  # a burst of clients may fill the daemon's listen queue for a moment
 
 

@@ -147,7 +147,8 @@ class DaemonConnection(QObject):
             return "the connection has no socket to check"
         sock = socket.socket(fileno=os.dup(descriptor))
         try:
-            return protocol.peer_problem(sock)
+            problem: str | None = protocol.peer_problem(sock)
+            return problem
         finally:
             sock.close()
 

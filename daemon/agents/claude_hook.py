@@ -142,6 +142,7 @@ class HookSession:
     def call(self, method: str, params: dict[str, Any],
              approval_timeout: float | None = None) -> Any:
         """A session call; when the keeper is gone (unknown session), once more with a new one."""
+        self._connected()  # first: a socket that is not the user's daemon is refused outright
         session_id = self.session_id()
         try:
             return self.send(method, {"session_id": session_id, **params}, approval_timeout)

@@ -39,11 +39,10 @@ class DaemonGateway:
     mode = "daemon"
 
     def __init__(self, client: Client, workspace: Path, agent: str,
-                 approval_timeout: float | None = None,
-                 agent_process: dict[str, int] | None = None) -> None:
+                 approval_timeout: float | None = None) -> None:
         self.client, self.approval_timeout = client, approval_timeout
         self.where = str(client.socket_path)
-        client.initialize(f"intentd-{agent}", agent_process=agent_process)
+        client.initialize(f"intentd-{agent}")
         opened = client.call(protocol.SESSIONS_OPEN, {"workspace": str(workspace), "agent": agent})
         self.session_id = str(opened["session_id"])
         self.workspace = Path(opened["workspace"])
@@ -83,8 +82,7 @@ class DaemonGateway:
 
 
 def try_daemon(socket_path: Path | None, workspace: Path, agent: str,
-               approval_timeout: float | None = None,
-               agent_process: dict[str, int] | None = None) -> DaemonGateway | None:
+               approval_timeout: float | None = None) -> DaemonGateway | None:
     """A gateway through the daemon, or None when no daemon answers on the socket; a daemon
     that refuses the session or does not answer in time is a GatewayError."""
     client = Client(socket_path, timeout=HANDSHAKE_TIMEOUT)
@@ -95,7 +93,7 @@ def try_daemon(socket_path: Path | None, workspace: Path, agent: str,
     except DaemonUnavailable:
         return None
     try:
-        return DaemonGateway(client, workspace, agent, approval_timeout, agent_process)
+        return DaemonGateway(client, workspace, agent, approval_timeout)
     except DaemonUnavailable:
         client.close()
         return None
@@ -113,17 +111,15 @@ def open_gateway(workspace: Path, agent: str, *, socket_path: Path | None,
                  approver: Callable[[Any], Any], in_process: bool = False,
                  approval_timeout: float | None = None, notice: TextIO = sys.stderr,
                  local_note: str = "approvals on this terminal",
-                 engine_home: Path | None = None,
-                 agent_process: dict[str, int] | None = None) -> Gateway:
+                 engine_home: Path | None = None) -> Gateway:
     """The daemon when one runs; else an in-process engine whose approvals `approver` answers,
-    its state under `engine_home` (default: the user's state folder). `agent_process` names
-    the agent this gateway serves, for the daemon to treat its process tree as the agent's.
+    its state under `engine_home` (default: the user's state folder).
 
     An explicit --socket with no daemon behind it is an error, not a silent fallback: the
     person asked for that daemon (and the desktop app watching it).
     """
     if not in_process:
-        gateway = try_daemon(socket_path, workspace, agent, approval_timeout, agent_process)
+        gateway = try_daemon(socket_path, workspace, agent, approval_timeout)
         if gateway is not None:
             return gateway
         if socket_path is not None:

@@ -84,7 +84,6 @@ async def serve_stdio(server: Server[Any]) -> None:
 def run(args: argparse.Namespace) -> int:
     """stdout is the MCP wire: every notice goes to stderr."""
     from intentd.daemon.agents.approver import refuse_without_person
-    from intentd.daemon.trust.sides import hook_agent
 
     workspace: Path = args.workspace
     if not workspace.is_dir():
@@ -94,8 +93,7 @@ def run(args: argparse.Namespace) -> int:
         gateway = open_gateway(workspace, "mcp", socket_path=args.socket,
                                approver=refuse_without_person(NO_DAEMON),
                                in_process=args.in_process, approval_timeout=args.approval_timeout,
-                               local_note="no daemon: calls that need a person are refused",
-                               agent_process=hook_agent("mcp"))  # the MCP client that ran us
+                               local_note="no daemon: calls that need a person are refused")
     except GatewayError as exc:
         print(f"intentd mcp: {exc}", file=sys.stderr)
         return 1

@@ -70,7 +70,7 @@ class TrustGate:
         if proc is None or proc.start != claim["start"]:
             return f"process {claim['pid']} with that start time is gone"
         chain: list[Proc] = getattr(conn, "chain", None) or []
-        why_not = markable(proc, chain, self.daemon_key)
+        why_not: str | None = markable(proc, chain, self.daemon_key)
         if why_not is None:
             self.agents.add(proc, label)
         return why_not
@@ -99,7 +99,8 @@ class TrustGate:
                     if self.approvals is not None and isinstance(params.get("approval_id"), str)
                     else None)
         if approval is not None:
-            return approval.ev.ctx.session.workspace  # type: ignore[no-any-return]
+            found: Workspace = approval.ev.ctx.session.workspace
+            return found
         raw = params.get("workspace")
         if isinstance(raw, str) and raw:
             try:

@@ -126,7 +126,7 @@ def caller_chain(pid: int) -> list[Proc] | None:
     if pid <= 0:
         return None
     now = uptime_ticks()
-    chain = ancestry(pid)
+    chain: list[Proc] | None = ancestry(pid)
     if chain and now is not None and chain[0].start > now:
         return None  # started after it connected: the peer is gone and its pid reused
     return chain
@@ -136,8 +136,7 @@ SHELLS = frozenset({"sh", "bash", "dash", "zsh", "fish", "ksh", "mksh"})
 
 
 def hook_agent(command: str = "hook") -> dict[str, int] | None:
-    """For a hook adapter (or `intentd mcp`): the agent process that ran it, as
-    `{"pid", "start"}` for the daemon.
+    """For a hook adapter: the agent process that ran it, as `{"pid", "start"}` for the daemon.
 
     The nearest known agent program above us; else our parent, or its parent when the parent
     is a `sh -c` (agents run hook commands through one). None when this process is not itself

@@ -19,6 +19,7 @@ from intentd.gui.connection import ConnectionState
 from intentd.gui.state.records import ConfigError, workspace_name
 from intentd.gui.state.workspaces import WorkspaceRegistry
 from intentd.gui.views.banner import Banner
+from intentd.gui.views.settings_requests import SettingsRequestsPanel
 
 SWITCHES = (
     ("read", "Reads inside the workspace"),
@@ -50,6 +51,7 @@ class SettingsPane(QWidget):
         self.note = QLabel("Calls of these kinds run without asking you. Changes are kept by the "
                            "daemon on top of the workspace's .orchestration/policy.yaml.", self)
         self.note.setWordWrap(True)
+        self.requests = SettingsRequestsPanel(registry, commands.connection, dict(SWITCHES), self)
         form = QFormLayout()
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.FieldsStayAtSizeHint)
         self.switches: dict[str, QCheckBox] = {}
@@ -67,6 +69,7 @@ class SettingsPane(QWidget):
         layout = QVBoxLayout(self)
         layout.addWidget(self.title)
         layout.addWidget(self.banner)
+        layout.addWidget(self.requests)
         layout.addWidget(self.note)
         layout.addLayout(form)
         layout.addStretch(1)
@@ -113,6 +116,8 @@ class SettingsPane(QWidget):
             self.limit.setValue(self._limit_in_force)
         finally:
             self._updating = False
+        pending = settings.get("pending") if settings else None
+        self.requests.show_requests(self.workspace, pending if isinstance(pending, list) else [])
         error = ConfigError.from_json(settings.get("error")) if settings else None
         if error is not None:
             self.banner.show_message(f"<b>policy.yaml is invalid</b>, so the safest defaults "

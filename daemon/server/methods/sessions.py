@@ -7,6 +7,7 @@ from typing import Any
 
 from intentd.daemon import __version__, protocol
 from intentd.daemon.engine.session import Mode, Session
+from intentd.daemon.sandbox.status import sandbox_status
 from intentd.daemon.server.core import DaemonCore
 from intentd.daemon.server.methods.tools import call_tool
 from intentd.daemon.server.rpc import MethodTable, Params, RpcError, bad_params
@@ -20,7 +21,8 @@ def register(table: MethodTable, core: DaemonCore) -> None:
                            f"supported; this daemon speaks {protocol.PROTOCOL_VERSION}")
         conn.client_name = str(params.raw.get("client", "client"))[:100]
         answer: dict[str, Any] = {"protocol_version": protocol.PROTOCOL_VERSION,
-                                  "server": f"intentd {__version__}", "pid": os.getpid()}
+                                  "server": f"intentd {__version__}", "pid": os.getpid(),
+                                  "sandbox": sandbox_status().to_json()}
         if "agent_process" in params.raw:
             answer["agent_process"] = _record_agent(conn, params, conn.client_name)
         return answer
