@@ -24,8 +24,11 @@ def reveals(name: str, args: Sequence[str]) -> str | None:
         return _REVEALS[name](args)
     if name == "set" and not args:
         return "`set` prints every shell variable, which may hold secrets"
-    if name in _DECLARERS and (not args or any("p" in short_letters(w) for w in args)):
-        return f"`{name}` without names prints variables, which may hold secrets"
+    if name in _DECLARERS:
+        names = [word.split("=", 1)[0] for word in operands(args)]
+        printing = any(set(short_letters(word)) & set("p") for word in args)
+        if not names or (printing and not all(map(is_plain_variable, names))):
+            return f"`{name}` prints variables, which may hold secrets"
     return None
 
 
