@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from intentd.daemon.sandbox.landlock import kernel_abi, unavailable_reason
 
@@ -18,6 +19,10 @@ class SandboxStatus:
     @property
     def available(self) -> bool:
         return self.abi > 0
+
+    def to_json(self) -> dict[str, Any]:
+        """For the `initialize` answer: the app's status bar says it from the start."""
+        return {"confined": self.available, "landlock_abi": self.abi, "summary": self.summary}
 
 
 def sandbox_status() -> SandboxStatus:

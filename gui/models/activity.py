@@ -28,15 +28,17 @@ class ActivityModel(RowTableModel[LedgerEntry]):
     def _cell(self, entry: LedgerEntry, column: int) -> str:
         decision = entry.decision + (f" ({entry.approved_by})" if entry.approved_by else "")
         values = (entry.local_time, workspace_name(entry.workspace), entry.session, entry.tool,
-                  decision, entry.stage, entry.reason)
+                  decision, entry.stage, entry.reason + sandbox_words(entry))
         return self._pick(values, column)
 
     def _role_data(self, entry: LedgerEntry, column: int, role: int) -> Any:
         if role == Qt.ItemDataRole.ToolTipRole:
-            return entry.workspace if column == 1 else entry.reason
+            return entry.workspace if column == 1 else entry.reason + sandbox_words(entry)
         if role == Qt.ItemDataRole.ForegroundRole and column == 4:
             palette = colors()
             return {"allow": palette.allow, "deny": palette.deny}.get(entry.decision, palette.ask)
+        if role == Qt.ItemDataRole.ForegroundRole and column == 6 and sandbox_words(entry):
+            return colors().deny
         return None
 
     def entry_at(self, row: int) -> LedgerEntry | None:
@@ -57,6 +59,19 @@ class ActivityModel(RowTableModel[LedgerEntry]):
 
     def _on_log_entries_reset(self) -> None:
         self._replace_rows(self._log.entries())
+
+
+def sandbox_words(entry: LedgerEntry) -> str:
+    """What the sandbox has to say about a command: unconfined, or changes outside the scope."""
+    words = ""
+    if entry.undone:
+        words += " — undone, outside the scope: " + ", ".join(entry.undone)
+    left = [p for p in entry.out_of_scope if p not in entry.undone]
+    if left:
+        words += " — outside the scope, left in place: " + ", ".join(left)
+    if entry.confined is False:
+        words += " — ran UNCONFINED" + (f" ({entry.sandbox_note})" if entry.sandbox_note else "")
+    return words
 
 
 class ActivityFilter(QSortFilterProxyModel):
@@ -94,5 +109,6 @@ class ActivityFilter(QSortFilterProxyModel):
         if not self._text:
             return True
         haystack = " ".join((entry.session, entry.agent, entry.tool, entry.decision, entry.stage,
-                             entry.reason, entry.intent_id or "", entry.workspace)).lower()
+                             entry.reason, entry.intent_id or "", entry.workspace,
+                             sandbox_words(entry))).lower()
         return all(word in haystack for word in self._text.split())

@@ -139,17 +139,29 @@ class LedgerEntry:
     reason: str
     approved_by: str | None
     result: str
+    # a command's sandbox: True confined, False ran unconfined (sandbox_note says why), None n/a
+    confined: bool | None = None
+    sandbox_note: str = ""
+    undone: tuple[str, ...] = ()        # changes outside the scope the audit undid
+    out_of_scope: tuple[str, ...] = ()  # changes outside the scope it found (undone or not)
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> LedgerEntry:
         intent, receipt = _dict(data.get("intent")), _dict(data.get("receipt"))
+        facts = _dict(receipt.get("data"))
+        sandbox, audit = _dict(facts.get("sandbox")), _dict(facts.get("scope_audit"))
+        confined = sandbox.get("confined")
         return cls(call_id=_str(intent, "id"), time=_str(intent, "time"),
                    workspace=_str(intent, "workspace"), session=_str(intent, "session"),
                    agent=_str(intent, "agent"), intent_id=intent.get("intent_id") or None,
                    tool=_str(intent, "tool"), decision=_str(data, "decision"),
                    stage=_str(data, "stage"), reason=_str(data, "reason"),
                    approved_by=data.get("approved_by") or None,
-                   result=_str(receipt, "result"))
+                   result=_str(receipt, "result"),
+                   confined=confined if isinstance(confined, bool) else None,
+                   sandbox_note=_str(sandbox, "note"), undone=_strs(audit, "undone"),
+                   out_of_scope=tuple(str(item[0]) for item in audit.get("out_of_scope") or []
+                                      if isinstance(item, list) and item))
 
     @property
     def local_time(self) -> str:

@@ -31,6 +31,7 @@ from intentd.gui.views.banner import Banner
 from intentd.gui.views.checkpoints import CheckpointsPane
 from intentd.gui.views.connection_status import ConnectionStatus
 from intentd.gui.views.intents import IntentsPane
+from intentd.gui.views.sandbox_status import SandboxStatus
 from intentd.gui.views.settings import SettingsPane
 
 APPROVALS, INTENTS, CHECKPOINTS, ACTIVITY, SETTINGS = range(5)
@@ -63,6 +64,8 @@ class MainWindow(QMainWindow):
         self.connection_banner.action_clicked.connect(self.start_daemon)
         self.connection_status = ConnectionStatus(core.connection, self)
         self.statusBar().addPermanentWidget(self.connection_status)
+        self.sandbox_status = SandboxStatus(core.connection, core.activity, self)
+        self.statusBar().addPermanentWidget(self.sandbox_status)
         self._build_layout()
         self._build_actions()
         self.workspace_list.selectionModel().currentChanged.connect(

@@ -1,0 +1,83 @@
+"""The desktop app says whether commands are confined, and shows what the scope audit undid."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from pytestqt.qtbot import QtBot
+
+from intentd.daemon import protocol
+from intentd.daemon.client import Client
+from intentd.daemon.sandbox.landlock import FORCE_ABI_ENV, kernel_abi
+from intentd.daemon.testing import DaemonProcess, make_workspace
+from intentd.gui.core import Core
+from intentd.gui.views.main_window import MainWindow
+from tests.gui.conftest import make_window, opened_urls  # noqa: F401 - fixtures
+from tests.server.helpers import open_session
+
+MakeWindow = Callable[..., tuple[MainWindow, Core]]
+pytestmark = [pytest.mark.gui, pytest.mark.qt_log_level_fail("WARNING"),
+              pytest.mark.qt_log_ignore(r"This plugin does not support propagateSizeHints\(\)")]
+
+
+@pytest.fixture
+def project(short_dir: Path) -> Path:
+    return make_workspace(short_dir / "proj", files={"src/app.py": "print('hi')\n",
+                                                     "docs/guide.md": "# guide\n"},
+                          policy={"auto_approve": {"all_commands": True}}).resolve()
+
+
+@pytest.fixture
+def unconfined_daemon(short_dir: Path) -> Iterator[DaemonProcess]:
+    with DaemonProcess(short_dir / "d.sock", short_dir / "state", {FORCE_ABI_ENV: "0"}) as daemon:
+        yield daemon
+
+
+@pytest.fixture
+def daemon(short_dir: Path) -> Iterator[DaemonProcess]:
+    with DaemonProcess(short_dir / "d.sock", short_dir / "state") as process:
+        yield process
+
+
+def test_the_status_bar_says_commands_run_unconfined(unconfined_daemon: DaemonProcess,
+                                                      project: Path, make_window: MakeWindow) -> None:
+    window, _core = make_window(unconfined_daemon.socket_path, project)
+    status = window.sandbox_status
+    assert status.isVisible() and "UNCONFINED" in status.text()
+    assert FORCE_ABI_ENV in status.toolTip()
+
+
+@pytest.mark.skipif(kernel_abi() < 1, reason="needs a kernel with Landlock")
+def test_the_status_bar_says_commands_are_confined(daemon: DaemonProcess, project: Path,
+                                                   make_window: MakeWindow) -> None:
+    window, _core = make_window(daemon.socket_path, project)
+    assert "Commands confined" in window.sandbox_status.text()
+    assert "Landlock ABI" in window.sandbox_status.toolTip()
+
+
+def test_activity_names_what_the_scope_audit_undid(daemon: DaemonProcess, project: Path,
+                                                   make_window: MakeWindow, qtbot: QtBot) -> None:
+    window, core = make_window(daemon.socket_path, project)
+    agent = Client(daemon.socket_path, timeout=30).connect()
+    try:
+        agent.initialize("claude-code")
+        session_id = open_session(agent, project)
+        grant = agent.call(protocol.TOOLS_AUTHORIZE, {"session_id": session_id,
+                                                      "tool": "execute_command",
+                                                      "args": {"command": "make"}})
+        (project / "docs" / "stray.md").write_text("outside the scope\n")
+        agent.call(protocol.TOOLS_REPORT, {"session_id": session_id, "call_id": grant["call_id"],
+                                           "ok": True, "output": "done"})
+    finally:
+        agent.close()
+    model = window.activity_pane.model
+    qtbot.waitUntil(lambda: any(e.call_id == grant["call_id"] and e.result != "not_run"
+                                for e in core.activity.entries()), timeout=10000)
+    row = next(r for r in range(model.rowCount())
+               if model.entry_at(r) and model.entry_at(r).call_id == grant["call_id"]
+               and model.entry_at(r).undone)
+    reason = model.index(row, 6).data()
+    assert "undone, outside the scope: docs/stray.md" in reason
+    assert not (project / "docs" / "stray.md").exists()
