@@ -13,6 +13,7 @@ import json
 import os
 import sqlite3
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -96,6 +97,7 @@ class LedgerIndex:
         self.ledger_path = ledger_path
         self.db_path = ledger_path.with_name(ledger_path.stem + ".index.sqlite")
         self._lock = threading.Lock()
+        self._db: sqlite3.Connection | None = None
 
     def query(self, query: LedgerQuery) -> LedgerPage:
         where, params = _where(query)
@@ -125,23 +127,42 @@ class LedgerIndex:
     # -- the database ----------------------------------------------------------------------------
 
     @contextlib.contextmanager
-    def _connect(self) -> Any:
+    def _connect(self) -> Iterator[sqlite3.Connection]:
+        """The index's connection, kept open: opening and closing one per query (a WAL
+        checkpoint each time) would cost more than the query. Used under self._lock."""
+        try:
+            if self._db is None:
+                self._db = self._open_db()
+            yield self._db
+        except sqlite3.DatabaseError:
+            self._discard()  # damaged: it is only an index, the ledger files are the record
+            raise
+
+    def _open_db(self) -> sqlite3.Connection:
         if not self.db_path.exists():
             os.close(os.open(self.db_path, os.O_RDWR | os.O_CREAT, 0o600))
-        db = sqlite3.connect(self.db_path, timeout=30, isolation_level=None)
+        db = sqlite3.connect(self.db_path, timeout=30, isolation_level=None,
+                             check_same_thread=False)
         try:
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")
             db.executescript(SCHEMA)
-            yield db
         except sqlite3.DatabaseError:
             db.close()
-            self._discard()  # damaged: it is only an index, the ledger files are the record
             raise
-        finally:
-            db.close()
+        return db
+
+    def close(self) -> None:
+        with self._lock:
+            if self._db is not None:
+                self._db.close()
+                self._db = None
 
     def _discard(self) -> None:
+        if self._db is not None:
+            with contextlib.suppress(sqlite3.Error):
+                self._db.close()
+            self._db = None
         for suffix in ("", "-wal", "-shm"):
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(f"{self.db_path}{suffix}")
