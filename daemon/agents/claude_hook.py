@@ -234,11 +234,17 @@ def post_tool_use(hook: HookSession, event: dict[str, Any]) -> dict[str, Any]:
     ok = not failed and succeeded(response)
     output = response if isinstance(response, str) else json.dumps(response, default=str)
     try:
-        hook.send(protocol.TOOLS_REPORT, {"session_id": session_id, "call_id": call_id,
-                                          "ok": ok, "output": output[:100_000]})
+        answer = hook.send(protocol.TOOLS_REPORT, {"session_id": session_id, "call_id": call_id,
+                                                   "ok": ok, "output": output[:100_000]})
     except RpcError as exc:  # its session is gone: the daemon recorded it as never reported
         print(f"intentd hook: the report was not recorded: {exc.message}", file=sys.stderr)
-    return {}
+        return {}
+    audit = answer.get("scope_audit") if isinstance(answer, dict) else None
+    if not isinstance(audit, dict):
+        return {}
+    # the scope audit undid changes outside the intent: Claude is told which, path by path
+    return {"hookSpecificOutput": {"hookEventName": "PostToolUse",
+                                   "additionalContext": str(audit.get("message", ""))}}
 
 
 def succeeded(response: Any) -> bool:
