@@ -59,6 +59,7 @@ def run(args: argparse.Namespace) -> int:
         return _fail("--max-turns and --max-tokens must be ≥ 1, --max-retries ≥ 0", 2)
     from intentd.daemon.agents.approver import TerminalApprover
     from intentd.daemon.agents.runner import RunSettings
+    from intentd.daemon.sandbox.status import sandbox_status
 
     try:
         gateway = open_gateway(args.workspace, "intentd-run", socket_path=args.socket,
@@ -69,6 +70,7 @@ def run(args: argparse.Namespace) -> int:
     settings = RunSettings(args.task, args.model, args.max_tokens, args.max_turns)
     print(f"intentd run: model {settings.model}; workspace {gateway.workspace}; "
           f"pipeline: {gateway.mode} ({gateway.where}), session {gateway.session_id}", flush=True)
+    print(f"intentd run: {sandbox_status().summary}", flush=True)  # unconfined is never silent
     try:
         return _drive(gateway, settings, args)
     finally:
