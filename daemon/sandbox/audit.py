@@ -16,7 +16,9 @@ from intentd.daemon.checkpoints.errors import InvalidPath
 from intentd.daemon.engine.intents import Intent
 
 log = logging.getLogger(__name__)
-NEVER_IN_SCOPE = (".orchestration/",)  # the person's own files, whatever a scope's globs say
+# the person's own files (intents, policy, access rules), whatever a scope's globs say
+NEVER_IN_SCOPE = (".orchestration/", ".orchestrationignore")
+IGNORE_FILES = (".gitignore", ".orchestrationignore")  # they decide what the checkpoint sees
 
 
 class Store(Protocol):
@@ -56,11 +58,15 @@ class ScopeAudit:
                 lines.append(f"  NOT undone: {path} ({status}; {left[path]})")
             else:
                 lines.append(f"  left in place (scope_audit: report): {path} ({status})")
+        rules = [p for p, _ in self.found if p.rpartition("/")[2] in IGNORE_FILES]
+        if rules:  # what the new rules hide, the checkpoint no longer sees: say so
+            lines.append(f"  the ignore rules changed ({', '.join(rules)}): files they hide are "
+                         "not watched, so changes to them were not checked")
         return "\n".join(lines)
 
 
 def in_scope(intent: Intent | None, path: str) -> bool:
-    if path.startswith(NEVER_IN_SCOPE):
+    if path.startswith(NEVER_IN_SCOPE[0]) or path == NEVER_IN_SCOPE[1]:
         return False
     return intent is not None and intent.owns(path)
 

@@ -12,7 +12,9 @@ from collections.abc import Iterable
 
 ROOT = ""  # the whole workspace (its children except the protected ones)
 GLOB_CHARS = frozenset("*?[\\")
-PROTECTED = (".git", ".orchestration")  # never writable, wherever a granted folder holds them
+# never writable, wherever a granted folder holds them: git's store, the person's intents and
+# policy, and the access rules
+PROTECTED = (".git", ".orchestration", ".orchestrationignore")
 
 
 def covered_prefixes(owned_scope: Iterable[str], root: str) -> list[str]:

@@ -71,7 +71,7 @@ def command_overhead(root: Path, runs: int) -> None:
              "bare": lambda: subprocess.run(["bash", "-c", "true"], stdin=subprocess.DEVNULL,
                                             capture_output=True, start_new_session=True),
              "build": build}
-    for name, step in steps.items():  # warm up
+    for step in steps.values():  # warm up
         step()
     for _ in range(runs):
         for name, step in steps.items():

@@ -14,12 +14,32 @@ from intentd.daemon.sandbox.landlock import FORCE_ABI_ENV, kernel_abi
 from intentd.daemon.testing import DaemonProcess, make_workspace
 from intentd.gui.core import Core
 from intentd.gui.views.main_window import MainWindow
-from tests.gui.conftest import make_window, opened_urls  # noqa: F401 - fixtures
+from tests.gui.conftest import OpenedUrls
 from tests.server.helpers import open_session
 
 MakeWindow = Callable[..., tuple[MainWindow, Core]]
 pytestmark = [pytest.mark.gui, pytest.mark.qt_log_level_fail("WARNING"),
               pytest.mark.qt_log_ignore(r"This plugin does not support propagateSizeHints\(\)")]
+
+
+@pytest.fixture
+def make_window(qtbot: QtBot) -> Iterator[MakeWindow]:
+    """A main window on a socket, connected and loaded."""
+    cores: list[Core] = []
+
+    def make(socket_path: Path, workspace: Path) -> tuple[MainWindow, Core]:
+        core = Core.create(socket_path, [str(workspace)])
+        window = MainWindow(core, str(workspace), open_url=OpenedUrls())
+        qtbot.addWidget(window)
+        window.show()
+        cores.append(core)
+        with qtbot.waitSignal(core.sync.loaded, timeout=10000):
+            core.connection.open()
+        return window, core
+
+    yield make
+    for core in cores:
+        core.connection.close()
 
 
 @pytest.fixture

@@ -81,3 +81,21 @@ def test_a_hook_based_agents_own_command_is_audited_and_undone(connect: Connect,
     entry = ledger_entries(connect("cli"), workspace)[-1]
     assert entry["intent"]["id"] == grant["call_id"]
     assert sorted(entry["receipt"]["data"]["scope_audit"]["undone"]) == sorted(audit["undone"])
+
+
+def test_an_ignore_rule_written_to_hide_a_change_is_named(connect: Connect,
+                                                          tmp_path: Path) -> None:
+    """An agent that adds `docs/` to .gitignore hides docs/ from the checkpoint: the audit
+    cannot see what the rule hides, and says so instead of staying silent."""
+    workspace = git_workspace(tmp_path / "ws", ["src/**"], {"auto_approve": {"all_commands": True}})
+    agent = connect("claude-code")
+    session_id = open_session(agent, workspace)
+    grant = agent.call(protocol.TOOLS_AUTHORIZE, {"session_id": session_id, "tool": "execute_command",
+                                                  "args": {"command": "make"}})
+    (workspace / ".gitignore").write_text("docs/\n")
+    (workspace / "docs" / "hidden.md").write_text("hidden by the new rule\n")
+    answer = agent.call(protocol.TOOLS_REPORT, {"session_id": session_id, "call_id": grant["call_id"],
+                                                "ok": True, "output": "make: done"})
+    audit = answer["scope_audit"]
+    assert [path for path, _status in audit["out_of_scope"]] == [".gitignore"]
+    assert "the ignore rules changed (.gitignore)" in audit["message"]
