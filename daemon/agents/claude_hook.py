@@ -83,6 +83,7 @@ class HookSession:
         self.state = StateFile(key)
         self.intent_note: str | None = None  # why a new keeper could not select the intent again
         self._client: Client | None = None
+        self._initialized = False
 
     @cached_property
     def recorded(self) -> ClaudeSession:
@@ -142,7 +143,7 @@ class HookSession:
     def call(self, method: str, params: dict[str, Any],
              approval_timeout: float | None = None) -> Any:
         """A session call; when the keeper is gone (unknown session), once more with a new one."""
-        self._connected()  # first: a socket that is not the user's daemon is refused outright
+        self._open_socket()  # first: a socket that is not the user's daemon is refused outright
         session_id = self.session_id()
         try:
             return self.send(method, {"session_id": session_id, **params}, approval_timeout)
@@ -165,11 +166,25 @@ class HookSession:
         except TimeoutError:
             raise self.deadline.exceeded(waiting) from None
 
-    def _connected(self) -> Client:
+    def _open_socket(self) -> None:
+        """Connect (the socket, its folder and its server checked), sending nothing yet. Only a
+        refusal of the socket stops here; no daemon at all is reported by the step needing it."""
         if self._client is None:
+            client = Client(self.args.socket,
+                            timeout=self.deadline.budget("connecting to the daemon"))
+            try:
+                self._client = client.connect()
+            except UntrustedDaemon:
+                raise
+            except DaemonUnavailable:
+                pass
+
+    def _connected(self) -> Client:
+        if not self._initialized:
             connecting = "connecting to the daemon"
-            client = Client(self.args.socket, timeout=self.deadline.budget(connecting))
-            client.connect()
+            self._open_socket()
+            client = self._client or Client(  # raises: no daemon
+                self.args.socket, timeout=self.deadline.budget(connecting)).connect()
             self._client = client
             client.timeout = self.deadline.budget(connecting)
             try:
@@ -177,6 +192,8 @@ class HookSession:
                 client.initialize("intentd-hook-claude-code", agent_process=hook_agent())
             except TimeoutError:
                 raise self.deadline.exceeded(connecting) from None
+            self._initialized = True
+        assert self._client is not None
         return self._client
 
     def noted(self, reason: str) -> str:
