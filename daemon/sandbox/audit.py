@@ -17,8 +17,9 @@ from intentd.daemon.engine.intents import Intent
 
 log = logging.getLogger(__name__)
 # the person's own files (intents, policy, access rules), whatever a scope's globs say
-NEVER_IN_SCOPE = (".orchestration/", ".orchestrationignore")
-IGNORE_FILES = (".gitignore", ".orchestrationignore")  # they decide what the checkpoint sees
+PERSONS_FOLDER, PERSONS_FILES = ".orchestration/", (".clineignore", ".rooignore")
+RULE_FILES = (".orchestration/ignore", ".clineignore", ".rooignore")  # with any .gitignore: what
+# they hide, checkpoints do not see
 
 
 class Store(Protocol):
@@ -58,7 +59,8 @@ class ScopeAudit:
                 lines.append(f"  NOT undone: {path} ({status}; {left[path]})")
             else:
                 lines.append(f"  left in place (scope_audit: report): {path} ({status})")
-        rules = [p for p, _ in self.found if p.rpartition("/")[2] in IGNORE_FILES]
+        rules = [p for p, _ in self.found
+                 if p in RULE_FILES or p.rpartition("/")[2] == ".gitignore"]
         if rules:  # what the new rules hide, the checkpoint no longer sees: say so
             lines.append(f"  the ignore rules changed ({', '.join(rules)}): files they hide are "
                          "not watched, so changes to them were not checked")
@@ -66,7 +68,7 @@ class ScopeAudit:
 
 
 def in_scope(intent: Intent | None, path: str) -> bool:
-    if path.startswith(NEVER_IN_SCOPE[0]) or path == NEVER_IN_SCOPE[1]:
+    if path.startswith(PERSONS_FOLDER) or path in PERSONS_FILES:
         return False
     return intent is not None and intent.owns(path)
 

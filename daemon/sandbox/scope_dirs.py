@@ -12,9 +12,9 @@ from collections.abc import Iterable
 
 ROOT = ""  # the whole workspace (its children except the protected ones)
 GLOB_CHARS = frozenset("*?[\\")
-# never writable, wherever a granted folder holds them: git's store, the person's intents and
-# policy, and the access rules
-PROTECTED = (".git", ".orchestration", ".orchestrationignore")
+# never writable, wherever a granted folder holds them: git's store, the person's intents, policy
+# and ignore rules (.orchestration/ignore, and the .clineignore / .rooignore intentd also honours)
+PROTECTED = (".git", ".orchestration", ".clineignore", ".rooignore")
 
 
 def covered_prefixes(owned_scope: Iterable[str], root: str) -> list[str]:

@@ -104,17 +104,20 @@ def test_the_private_temp_folder_works_and_is_gone_after(connect: Connect, works
     assert (workspace / "src" / "pkg").is_dir()
 
 
-def test_git_internals_stay_closed_even_with_the_whole_workspace_in_scope(
+def test_git_and_the_persons_files_stay_closed_with_the_whole_workspace_in_scope(
         connect: Connect, tmp_path: Path) -> None:
     from tests.sandbox.conftest import git_workspace
 
     workspace = git_workspace(tmp_path / "all", ["**"])
     (workspace / "src").mkdir(exist_ok=True)
+    (workspace / ".clineignore").write_text("secrets/\n")
     (workspace / "src" / "try.sh").write_text(
-        "echo x > docs/ok.md; echo y > .git/evil; mv .git moved; rm -r .orchestration\n")
+        "echo x > docs/ok.md; echo y > .git/evil; mv .git moved; rm -r .orchestration; "
+        "echo > .clineignore\n")
     answer = approved_command(connect, workspace, "bash src/try.sh")
     assert (workspace / "docs" / "ok.md").exists()
     assert (workspace / ".git" / "HEAD").exists() and not (workspace / "moved").exists()
     assert not (workspace / ".git" / "evil").exists()
     assert (workspace / ".orchestration" / "active_intents.yaml").exists()
-    assert answer["result"]["output"].count("ermission denied") >= 3
+    assert (workspace / ".clineignore").read_text() == "secrets/\n", "the access rules stay"
+    assert answer["result"]["output"].count("ermission denied") >= 4
