@@ -4,22 +4,31 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 import tempfile
+from typing import BinaryIO
 
+from intentd.daemon.tools.anchor import Anchor
 from intentd.daemon.tools.base import ToolFailed
 
 READ_CAP_BYTES = 2 * 1024 * 1024
 
 
 def sha256_file(path: str) -> str | None:
-    """sha256 of the file's bytes, or None when it does not exist or is not a regular file."""
-    digest = hashlib.sha256()
+    """sha256 of the file's bytes, or None when it does not exist or is not a regular file
+    (a FIFO is never opened: reading one waits forever)."""
     try:
-        with open(path, "rb") as handle:
-            while chunk := handle.read(1 << 20):
-                digest.update(chunk)
-    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return None
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
         return None
+    digest = hashlib.sha256()
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        while chunk := handle.read(1 << 20):
+            digest.update(chunk)
     return digest.hexdigest()
 
 
@@ -27,21 +36,35 @@ def sha256_text(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def open_checked(path: str) -> BinaryIO:
+    """The regular file at the checked, resolved `path`, reached without following a symlink
+    that appeared since the check; clear errors for a missing file, a folder or a FIFO."""
+    with Anchor(path) as anchor:
+        try:
+            fd = anchor.open_regular()
+        except FileNotFoundError:
+            raise ToolFailed(f"file not found: {path}") from None
+        except IsADirectoryError:
+            raise ToolFailed(f"{path} is a directory: use list_files") from None
+    return os.fdopen(fd, "rb")
+
+
 def read_text(path: str) -> str:
-    """The whole file as text; clear errors for missing, binary or over-cap files."""
+    """The whole file as text; clear errors for missing, binary, special or over-cap files."""
     cap = READ_CAP_BYTES
-    try:
-        size = os.stat(path).st_size
-    except FileNotFoundError:
-        raise ToolFailed(f"file not found: {path}") from None
-    if os.path.isdir(path):
-        raise ToolFailed(f"{path} is a directory: use list_files")
-    if size > cap:
-        raise ToolFailed(f"file is {size} bytes, over the {cap}-byte read cap: "
-                         "read a line range with start_line and end_line")
-    with open(path, "rb") as handle:
+    with open_checked(path) as handle:
+        size = os.fstat(handle.fileno()).st_size
+        if size > cap:
+            raise ToolFailed(f"file is {size} bytes, over the {cap}-byte read cap: "
+                             "read a line range with start_line and end_line")
         data = handle.read(cap + 1)
     return decode(data, path)
+
+
+def write_text(path: str, text: str) -> None:
+    """Atomically write a tool's file at its checked, resolved path (see Anchor.write)."""
+    with Anchor(path) as anchor:
+        anchor.write(text.encode("utf-8"))
 
 
 def decode(data: bytes, path: str) -> str:
@@ -52,7 +75,8 @@ def decode(data: bytes, path: str) -> str:
 
 def atomic_write(path: str, text: str, mode: int | None = None) -> None:
     """Write via a temp file in the same folder, fsync, rename: a crash leaves old or new, never half.
-    The file gets `mode`, or else keeps the mode it had (a new one: 0600, mkstemp's)."""
+    The file gets `mode`, or else keeps the mode it had (a new one: 0600, mkstemp's). For the
+    daemon's own files; a tool's file goes through write_text."""
     folder = os.path.dirname(path)
     os.makedirs(folder, exist_ok=True)
     if mode is None:

@@ -7,7 +7,7 @@ from typing import Any
 
 from intentd.daemon.tools import fileio
 from intentd.daemon.tools.base import Tool, ToolContext, ToolFailed, ToolKind, ToolResult
-from intentd.daemon.tools.fileio import atomic_write, decode, read_text, sha256_file, sha256_text
+from intentd.daemon.tools.fileio import decode, open_checked, read_text, sha256_file, sha256_text, write_text
 
 MAX_CONTENT_CHARS = 10 * 1024 * 1024
 
@@ -28,13 +28,9 @@ def read_file(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
 
 
 def _read_lines(path: str, start: int, end: int | None) -> str:
-    try:
-        handle = open(path, "rb")
-    except (FileNotFoundError, IsADirectoryError):
-        raise ToolFailed(f"file not found or not a file: {path}") from None
     parts: list[bytes] = []
     size = 0
-    with handle:
+    with open_checked(path) as handle:
         for line in itertools.islice(handle, start - 1, end):
             size += len(line)
             if size > fileio.READ_CAP_BYTES:
@@ -47,7 +43,7 @@ def _read_lines(path: str, start: int, end: int | None) -> str:
 def write_to_file(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
     path, content = ctx.paths[0], args["content"]
     existed = sha256_file(path) is not None
-    atomic_write(path, content)
+    write_text(path, content)
     verb = "overwrote" if existed else "created"
     return ToolResult(True, f"{verb} {args['path']} ({len(content)} characters)",
                       written={path: sha256_text(content)})
@@ -84,7 +80,7 @@ def apply_edits(text: str, args: dict[str, Any], shown: str) -> str:
 def replace_in_file(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
     path = ctx.paths[0]
     text = apply_edits(read_text(path), args, args["path"])
-    atomic_write(path, text)
+    write_text(path, text)
     return ToolResult(True, f"applied {len(_edits(args))} edit(s) to {args['path']}",
                       written={path: sha256_text(text)})
 

@@ -1,0 +1,89 @@
+"""A folder swapped for a symlink while a pre-hook runs: the write never lands through it."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from intentd.daemon.engine.engine import Engine, Outcome
+from intentd.daemon.testing import make_intent, make_session, make_workspace
+
+INTENTS = ".orchestration/active_intents.yaml"
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    started = tmp_path / "hook-started"
+    return make_workspace(tmp_path / "ws", make_intent(owned_scope=["src/**"]), policy={
+        "auto_approve": {"edit": True},
+        "hooks": {"pre_tool": [{"command": f"touch {started}; sleep 1", "timeout": 10,
+                                "matcher": "write_to_file|replace_in_file"}]}},
+        files={"src/sub/active_intents.yaml": "active_intents: []\n", "src/sub/deep/x.txt": "x\n",
+               "src/file.txt": "f\n"})
+
+
+def run_racing(engine: Engine, ws: Path, tool: str, args: dict[str, Any],
+               swap: Any) -> Outcome:
+    """Run the call; as soon as its pre-hook starts, `swap` changes the tree under it."""
+    session = make_session(engine, ws)
+    engine.run(engine.evaluate(session, "select_active_intent", {"intent_id": "INT-1"}), "auto")
+    engine.run(engine.evaluate(session, "read_file", {"path": args["path"]}), "auto")
+    ev = engine.evaluate(session, tool, args)
+    assert ev.decision.allowed, ev.decision
+    box: list[Outcome] = []
+    worker = threading.Thread(target=lambda: box.append(engine.run(ev, "auto")))
+    worker.start()
+    started = ws.parent / "hook-started"
+    deadline = time.monotonic() + 10
+    while not started.exists():
+        assert time.monotonic() < deadline, "the pre-hook never started"
+        time.sleep(0.01)
+    swap()
+    worker.join(20)
+    return box[0]
+
+
+def swap_folder(ws: Path, folder: str) -> Any:
+    def swap() -> None:
+        os.rename(ws / folder, ws / f"{folder}.old")
+        os.symlink(os.path.relpath(ws / ".orchestration", (ws / folder).parent), ws / folder)
+    return swap
+
+
+@pytest.mark.parametrize(("tool", "args"), [
+    ("write_to_file", {"path": "src/sub/active_intents.yaml", "content": "hacked: []\n"}),
+    ("replace_in_file", {"path": "src/sub/active_intents.yaml", "old_str": "active_intents:",
+                         "new_str": "hacked:"}),
+])
+def test_a_folder_swapped_for_a_symlink_is_not_followed(engine: Engine, ws: Path, tool: str,
+                                                        args: dict[str, Any]) -> None:
+    before = (ws / INTENTS).read_text()
+    outcome = run_racing(engine, ws, tool, args, swap_folder(ws, "src/sub"))
+    assert (ws / INTENTS).read_text() == before, "the protected file is untouched"
+    assert outcome.result is not None and not outcome.result.ok
+    assert "changed since it was checked" in outcome.result.output
+
+
+def test_a_new_file_below_a_swapped_folder_is_not_created_there(engine: Engine, ws: Path) -> None:
+    outcome = run_racing(engine, ws, "write_to_file",
+                         {"path": "src/sub/deep/new/policy.yaml", "content": "x"},
+                         swap_folder(ws, "src/sub"))
+    assert not (ws / ".orchestration" / "deep").exists()
+    assert outcome.result is not None and not outcome.result.ok
+
+
+def test_a_file_swapped_for_a_symlink_is_not_written_through(engine: Engine, ws: Path) -> None:
+    before = (ws / INTENTS).read_text()
+
+    def swap() -> None:
+        os.unlink(ws / "src" / "file.txt")
+        os.symlink(ws / INTENTS, ws / "src" / "file.txt")
+
+    outcome = run_racing(engine, ws, "write_to_file", {"path": "src/file.txt", "content": "x"}, swap)
+    assert (ws / INTENTS).read_text() == before
+    assert outcome.result is not None and not outcome.result.ok
