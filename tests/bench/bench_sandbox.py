@@ -5,8 +5,8 @@ Prints markdown tables; asserts nothing about timings.
 
 (1) Per command, in one run, interleaved: `true` through execute_command confined by Landlock,
     the same with Landlock switched off (the ABI probe forced to 0: a temp folder, no rules),
-    and a bare Popen of `bash -c true` as the tool ran before confinement existed. Also the
-    parent's share alone (building the rule set and the temp folder).
+    and a bare `subprocess.run` of `bash -c true` (no tool: no output reader, no temp folder).
+    Also the parent's share alone (building the rule set and the temp folder).
 (2) The scope audit after a command that changed 10 files of a workspace of --files files
     (watcher running): 6 changed and 4 created outside the scope, restored; and 10 changed
     inside it, audited and kept.
@@ -78,7 +78,7 @@ def command_overhead(root: Path, runs: int) -> None:
             samples[name].append(timed(step))
     extra = statistics.median(samples["confined"]) - statistics.median(samples["unconfined"])
     print(f"\n## Confinement per command (Landlock ABI {kernel_abi()}, {runs} runs, median / p90 ms)\n")
-    print("| confined | unconfined (same tool, ABI forced 0) | bare Popen (before) | "
+    print("| confined | unconfined (same tool, ABI forced 0) | bare subprocess.run | "
           "rule set + temp folder alone | confined − unconfined |")
     print("|---|---|---|---|---|")
     print(f"| {ms(samples['confined'])} / {p90(samples['confined'])} "
