@@ -48,6 +48,7 @@ class StateSync(QObject):
         self._gone: set[str] = set()
         connection.state_changed.connect(self._on_connection_state_changed)
         connection.notification_received.connect(self._on_connection_notification_received)
+        activity.older_requested.connect(self._on_activity_older_requested)
         self._handlers: dict[str, Callable[[dict[str, Any]], None]] = {
             protocol.APPROVALS_REQUESTED: self._approval_requested,
             protocol.APPROVALS_RESOLVED: self._approval_resolved,
@@ -78,7 +79,7 @@ class StateSync(QObject):
         self._ask(protocol.INTENTS_LIST, {"workspace": path},
                   lambda r: self._on_intents_list(path, r))
         self._ask(protocol.LEDGER_QUERY, {"workspace": path, "limit": LEDGER_LIMIT},
-                  self._on_ledger_query)
+                  lambda r: self._on_ledger_query(path, r))
         self.load_checkpoints(path)
 
     def load_checkpoints(self, path: str) -> None:
@@ -161,9 +162,23 @@ class StateSync(QObject):
             [str(w) for w in result.get("warnings") or []])
         self.workspaces.set_intents_error(path, ConfigError.from_json(result.get("error")))
 
-    def _on_ledger_query(self, result: dict[str, Any]) -> None:
-        self.activity.merge(LedgerEntry.from_json(e) for e in result.get("entries") or []
-                            if isinstance(e, dict))
+    def _on_ledger_query(self, path: str, result: Any, older: bool = False) -> None:
+        if not isinstance(result, dict):
+            return
+        self.activity.merge((LedgerEntry.from_json(e) for e in result.get("entries") or []
+                             if isinstance(e, dict)), older=older)
+        cursor = result.get("older")
+        self.activity.set_older(path, cursor if isinstance(cursor, str) else None)
+
+    def _on_activity_older_requested(self, path: str, cursor: str) -> None:
+        """The person pages back through a workspace's ledger (not part of a load)."""
+        def failed(failure: RpcFailure) -> None:
+            self.activity.set_older(path, cursor)  # may be asked again
+            self.request_failed.emit(f"{protocol.LEDGER_QUERY}: {failure.message}")
+
+        self.connection.request(protocol.LEDGER_QUERY, {"workspace": path, "limit": LEDGER_LIMIT,
+                                                        "before": cursor},
+                                lambda r: self._on_ledger_query(path, r, older=True), failed)
 
     def _on_checkpoints_list(self, path: str, result: dict[str, Any]) -> None:
         items = [Checkpoint.from_json(c) for c in result.get("checkpoints") or []

@@ -81,7 +81,8 @@ class LedgerQuery:
             times[name] = None if value is None else parse_time(value)
             if value is not None and times[name] is None:
                 raise BadQuery(name, "must be an ISO 8601 time or epoch seconds")
-        return cls(limit, **texts, **times)
+        return cls(limit, texts["session_id"], texts["intent_id"], texts["tool"],
+                   texts["decision"], times["since"], times["until"], texts["before"])
 
 
 @dataclass(frozen=True)

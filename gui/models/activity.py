@@ -21,6 +21,7 @@ class ActivityModel(RowTableModel[LedgerEntry]):
     def __init__(self, log: ActivityLog, parent: QObject | None = None) -> None:
         super().__init__(log.entries(), parent)
         self._log = log
+        self.log = log
         log.entry_added.connect(self._on_log_entry_added)
         log.entries_dropped.connect(self._on_log_entries_dropped)
         log.entries_reset.connect(self._on_log_entries_reset)
