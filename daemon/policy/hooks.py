@@ -1,11 +1,18 @@
-"""User hooks: scripts that see each call as JSON; a pre-hook may veto, and one that fails vetoes."""
+"""User hooks: scripts that see each call as JSON; a pre-hook may veto, and one that fails vetoes.
+
+Each hook runs in a process group of its own, killed whole when the hook ends or times out: a
+check must not leave programs behind, and a child holding the output pipe cannot stall a call.
+"""
 
 from __future__ import annotations
 
 import json
 import logging
+import os
 import re
+import signal
 import subprocess
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -74,8 +81,45 @@ def run_post_hooks(hooks: Sequence[Hook], payload: dict[str, Any], cwd: str) -> 
     return problems
 
 
+_running: set[int] = set()  # process groups of the hooks running now
+_running_lock = threading.Lock()
+
+
 def _run(hook: Hook, payload: dict[str, Any], cwd: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        ["bash", "-c", hook.command], input=json.dumps(payload, default=str), cwd=cwd,
-        capture_output=True, text=True, timeout=hook.timeout, errors="replace",
-    )
+    process = subprocess.Popen(
+        ["bash", "-c", hook.command], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, cwd=cwd, text=True, errors="replace", start_new_session=True)
+    with _running_lock:
+        _running.add(process.pid)
+    try:
+        out, err = process.communicate(json.dumps(payload, default=str), timeout=hook.timeout)
+    except subprocess.TimeoutExpired:
+        _kill_group(process.pid)
+        try:
+            process.communicate(timeout=1)  # the group is gone: the pipes close
+        except subprocess.TimeoutExpired:  # held open by a child that left the group (setsid)
+            for pipe in (process.stdin, process.stdout, process.stderr):
+                if pipe is not None:
+                    pipe.close()
+            process.wait()
+        raise
+    finally:
+        _kill_group(process.pid)
+        with _running_lock:
+            _running.discard(process.pid)
+    return subprocess.CompletedProcess(process.args, process.returncode, out, err)
+
+
+def _kill_group(pgid: int) -> None:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def kill_running_hooks() -> None:
+    """At shutdown: no hook, nor anything it started, outlives the daemon."""
+    with _running_lock:
+        groups = list(_running)
+    for pgid in groups:
+        _kill_group(pgid)
