@@ -26,7 +26,7 @@ from intentd.daemon.policy.command_wrappers import WRAPPERS, Unwrap, unwrap
 
 MAX_CODE_DEPTH = 32     # bash -c "bash -c '…'" nesting followed before giving up (opaque)
 MAX_WRAPPERS = 8        # sudo timeout nice env … layers followed before giving up
-MAX_DIRS = 32           # folders a chain of `cd`s may have moved to, before giving up
+MAX_DIRS = 64           # folders a chain of `cd`s may have moved to, before giving up
 # /proc/<pid>/environ and …/mem hold another process's secrets (every one of the user's).
 _PROC_SECRETS = re.compile(r"/proc/(?:[^/]+/)*(?:environ|mem)")
 _NOT_FILES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/fd/1", "/dev/fd/2"})
@@ -110,6 +110,9 @@ class Resolver:
             for name in syntax.functions)
         self.found.risky.extend(f"{name}=" for name in syntax.set_names if is_risky_name(name))
         self.found.expanded.extend(syntax.expanded)
+        self.found.needs_person.extend(
+            f"redirects from `{raw}`, a path known only when it runs, so the ignore rules and "
+            "the workspace boundary cannot be checked" for raw in syntax.late_paths)
         self.found.assigned.update(syntax.set_names, syntax.assigned)
         for redirect in syntax.loose_redirects:
             self._redirect(redirect)

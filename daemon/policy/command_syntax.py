@@ -58,6 +58,7 @@ class Syntax:
 
     commands: list[RawCommand] = field(default_factory=list)
     hidden: list[str] = field(default_factory=list)   # reasons: code bashlex does not show
+    late_paths: list[str] = field(default_factory=list)  # redirect targets known at run time
     loose_redirects: list[Redirect] = field(default_factory=list)  # on `( … )`, `{ …; }`
     set_names: list[str] = field(default_factory=list)  # for-loop variables
     functions: list[str] = field(default_factory=list)
@@ -236,6 +237,8 @@ class _Walker:
             text = None if word.dynamic else word.text + "\n"
             return Redirect(prefix + kind, "", False), ("herestring", text) if to_stdin else None
         writes = kind in _WRITE_OPS and not (word.known and word.text in _NOT_FILES)
+        if not word.known:  # `< $HOME/.ssh/id_rsa`, `< ~/x`, `< .en?`: the file read is unseen
+            self.syntax.late_paths.append(word.raw)
         feeds = ("file", None) if kind == "<" and to_stdin else None
         return Redirect(prefix + kind, word.text, writes), feeds
 

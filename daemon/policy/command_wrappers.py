@@ -89,6 +89,9 @@ def _xargs(words: tuple[Word, ...], stdin_kind: str, stdin_text: str | None) -> 
             replace = value or "{}"
     # `xargs -a .env echo` prints the file: it must face the ignore and workspace checks
     reads = tuple(value for option, value in seen if option in ("-a", "--arg-file") and value)
+    if reads and not all(word.known for word in words[1:index]):
+        why = "`xargs -a` reads a file named only at run time, which the checks cannot see"
+        return Unwrap("xargs", False, why, opaque=why, runs_suffix=True)
     inner = words[index:] or (literal("echo"),)
     return Unwrap("xargs", True, "`xargs` runs a command with arguments read from its input",
                   inner=(inner,), open_args=True, replace=replace, reads=reads)

@@ -119,6 +119,13 @@ RUNTIME_PATHS: list[tuple[str, str]] = [
     ("cat-tilde", "cat ~/.aws/credentials"),
     ("tail-var", "tail -n 5 $LOG"),
     ("for-cat", "for f in *.txt; do cat $f; done"),
+    ("redirect-var", "cat < $HOME/.ssh/id_rsa"),
+    ("redirect-tilde", "wc -l < ~/.ssh/id_rsa"),
+    ("redirect-subst", "cat < $(head -1 list)"),
+    ("redirect-quoted-var", 'head -c 10 < "$PWD/../x"'),
+    ("redirect-glob", "cat < .en?"),
+    ("xargs-arg-file-var", "xargs -a $HOME/.ssh/id_rsa echo"),
+    ("xargs-arg-file-tilde", "xargs -a ~/.ssh/id_rsa"),
 ]
 
 # Class 4: read-only programs with options that start other programs.
