@@ -13,7 +13,7 @@ from intentd.daemon.policy.command_inspect import reveals
 from intentd.daemon.policy.command_readonly import READ_ONLY, classify
 from intentd.daemon.policy.command_syntax import RawCommand, parse_syntax
 from intentd.daemon.policy.command_types import Redirect, SimpleCommand
-from intentd.daemon.policy.command_walks import walk_reason
+from intentd.daemon.policy.command_walks import follows_links, walk_reason
 from intentd.daemon.policy.command_words import (
     Word,
     assignment_name,
@@ -181,6 +181,9 @@ class Resolver:
         walk = walk_reason(name, texts)
         if walk is not None:
             self.found.walks.append(walk)
+        follows = follows_links(name, texts)
+        if follows is not None:
+            self.found.needs_person.append(follows)
         rule = READ_ONLY.get(name)
         late = [w.raw for w in args if w.dynamic or w.tilde]
         if rule is not None and rule.reads_paths and (late or context.open_at is not None):

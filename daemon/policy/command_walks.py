@@ -88,3 +88,26 @@ _WALKS: dict[str, Walk] = {
     **{name: _flag_walk("a", "c", ("check",), "checks the files a list names")
        for name in _SUMS},
 }
+
+
+def follows_links(name: str, args: Sequence[str]) -> str | None:
+    """Why `name ARGS` walks into symbolic links (which may lead out of the workspace, so a
+    person decides whatever the ignore rules), or None."""
+    follow = _FOLLOWS.get(name)
+    return follow(args) if follow else None
+
+
+def _find_follows(args: Sequence[str]) -> str | None:
+    return "`find -L` follows symbolic links" if {"-L", "-follow"} & set(args) else None
+
+
+_FOLLOW = "follows symbolic links, which may lead outside the workspace"
+_FOLLOWS: dict[str, Walk] = {
+    **{name: _flag_walk(_GREP_TAKES, "R", ("dereference-recursive",), f"`grep -R` {_FOLLOW}")
+       for name in ("grep", "egrep", "fgrep")},
+    "rg": _flag_walk("ABCEMTdefgjmrt", "L", ("follow",), f"`rg -L` {_FOLLOW}"),
+    "fd": _flag_walk("etdEcjSo", "L", ("follow",), f"`fd -L` {_FOLLOW}"),
+    "tree": _flag_walk("LPIHTo", "l", ("follow",), f"`tree -l` {_FOLLOW}"),
+    "du": _flag_walk("BdtX", "L", ("dereference",), f"`du -L` {_FOLLOW}"),
+    "find": _find_follows,
+}

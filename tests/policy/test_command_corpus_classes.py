@@ -128,6 +128,20 @@ RUNTIME_PATHS: list[tuple[str, str]] = [
     ("xargs-arg-file-tilde", "xargs -a ~/.ssh/id_rsa"),
 ]
 
+# Class 5, without ignore rules: walks that follow symbolic links may leave the workspace.
+LINK_WALKS: list[tuple[str, str]] = [
+    ("grep-R", "grep -R TOKEN ."),
+    ("grep-Rn-bundle", "grep -nR TOKEN src"),
+    ("grep-dereference-abbrev", "grep --dereference-r TOKEN ."),
+    ("rg-follow", "rg -L TOKEN"),
+    ("rg-follow-long", "rg --follow TOKEN"),
+    ("find-L", "find -L . -name '*.key'"),
+    ("find-follow", "find . -follow -type f"),
+    ("fd-follow", "fd -L key"),
+    ("tree-follow", "tree -l"),
+    ("du-dereference", "du -L -a ."),
+]
+
 # Class 4: read-only programs with options that start other programs.
 SPAWNERS: list[tuple[str, str]] = [
     ("rg-search-zip", "rg --search-zip foo"),
@@ -188,7 +202,7 @@ def test_the_same_commands_run_when_every_part_is_listed() -> None:
     assert decide_command("echo `whoami`", strict("echo *", "whoami")).outcome == "allow"
 
 
-@pytest.mark.parametrize("command", _ids(SECRETS + RUNTIME_PATHS + SPAWNERS))
+@pytest.mark.parametrize("command", _ids(SECRETS + RUNTIME_PATHS + SPAWNERS + LINK_WALKS))
 @pytest.mark.parametrize("rules", [EMPTY, GENEROUS], ids=["no-rules", "generous-rules"])
 def test_never_auto_approved(command: str, rules: CommandRules) -> None:
     verdict = decide_command(command, rules)
@@ -276,7 +290,7 @@ def _quote(text: str) -> str:
 
 def test_corpus_sizes() -> None:
     never = EXACT_ALLOW + DEFAULT_DENY
-    assert len(never) + len(SECRETS) + len(RUNTIME_PATHS) + len(SPAWNERS) >= 100
+    assert len(never + SECRETS + RUNTIME_PATHS + SPAWNERS + LINK_WALKS) >= 100
     assert len(SHELL_WRAPPED) + len(INSPECTION) >= 50
 
 
