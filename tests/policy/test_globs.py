@@ -6,9 +6,10 @@ import pathspec
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from intentd.daemon.policy.globs import PatternList
+from intentd.daemon.policy.globs import PatternList, fold
 
-PARTS = ["a", "b", "src", "x.py", "b.py", "ab", ".git", "a.b", "x.tar.gz", "gz", "A", "é"]
+PARTS = ["a", "b", "src", "x.py", "b.py", "ab", ".git", "a.b", "x.tar.gz", "gz", "A", "é", "a-b",
+         "c#d", "x y", "a~", "a+b.py"]
 GLOB_PARTS = [*PARTS, "*", "**", "*.py", "*.gz", "?", "a?", "[ab]", "a*", "*b", "\\*", "[!a]*",
               "*.tar.gz", "x.*", " ", "b "]
 
@@ -29,7 +30,7 @@ def _valid(line: str) -> bool:
     return True
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=800, deadline=None)
 @given(st.lists(lines.filter(_valid), max_size=12), st.lists(paths, min_size=1, max_size=8))
 def test_agrees_with_pathspec(pattern_lines: list[str], checked: list[str]) -> None:
     expected = pathspec.GitIgnoreSpec.from_lines(pattern_lines, backend="simple")
@@ -52,3 +53,16 @@ def test_ten_thousand_patterns_still_decide_each_path() -> None:
     assert scope.matches("src/mod9999/a/b.py") and scope.matches("src/mod0/x")
     assert not scope.matches("src/mod42/keep.py") and not scope.matches("src/mod10000/x")
     assert scope.matches("deep/in/tree/poetry.lock")
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(lines.filter(_valid), max_size=8), st.lists(paths, min_size=1, max_size=6))
+def test_caseless_lists_treat_every_spelling_of_a_path_alike(pattern_lines: list[str],
+                                                            checked: list[str]) -> None:
+    caseless = PatternList(pattern_lines, fold_case=True)
+    expected = pathspec.GitIgnoreSpec.from_lines([fold(line) for line in pattern_lines],
+                                                 backend="simple")
+    for path in checked:
+        answer = caseless.matches(path)
+        assert answer == expected.match_file(fold(path)), (pattern_lines, path)
+        assert caseless.matches(path.upper()) == caseless.matches(path.swapcase()) == answer
