@@ -185,6 +185,9 @@ class Engine:
                 return self.refuse(ev, objection)
             ev.ctx = fresh
         ctx = ev.ctx
+        problem = self._record_intent(ev)
+        if problem is not None:
+            return self.refuse(ev, Decision.deny("ledger", f"{problem}; the call did not run"))
         hooks = ctx.config.policy.hooks
         if hooks.pre_tool:
             veto = run_pre_hooks(hooks.pre_tool, self._hook_payload(ev), ctx.root)
@@ -296,6 +299,22 @@ class Engine:
                 path = workspace_state_dir(workspace.root, self.home) / "ledger.jsonl"
                 ledger = self._ledgers[workspace.root_str] = Ledger(path)
             return ledger
+
+    def _record_intent(self, ev: Evaluation) -> str | None:
+        """Before anything irreversible (hooks, checkpoint, the tool itself), a call that may
+        change something puts its intent in the ledger: whatever happens to its receipt, nothing
+        runs unrecorded. Readers skip the line once the receipt (which repeats it) follows."""
+        ctx = ev.ctx
+        if not self.record or ctx.tool is None or not ctx.tool.destructive:
+            return None
+        entry = receipt(ev, Outcome(ev.call_id, ev.decision), {}, 0.0)
+        line = {"v": entry["v"], "phase": "intent", "intent": entry["intent"],
+                "decision": entry["decision"], "stage": entry["stage"], "reason": entry["reason"]}
+        try:
+            self.ledger(ctx.session.workspace).append(line)
+        except Exception as exc:  # fail closed: no record, no run
+            return f"the ledger cannot record the call ({exc})"
+        return None
 
     def _record(self, ev: Evaluation, outcome: Outcome, before: dict[str, str | None],
                 clock: float) -> None:

@@ -60,7 +60,9 @@ class Ledger:
             self._drop_partial_tail()
 
     def append(self, entry: dict[str, Any]) -> None:
-        line = (json.dumps(entry, ensure_ascii=False, default=str) + "\n").encode("utf-8")
+        # backslashreplace: a lone surrogate (bad text from a client) is kept as its \\u escape
+        line = (json.dumps(entry, ensure_ascii=False, default=str) + "\n").encode(
+            "utf-8", "backslashreplace")
         with self._locked():
             self._follow_rotation()
             end = os.fstat(self._fd).st_size
@@ -209,5 +211,5 @@ def _read_file(path: Path) -> Iterator[dict[str, Any]]:
                 entry = json.loads(line)
             except json.JSONDecodeError:
                 continue
-            if isinstance(entry, dict):
+            if isinstance(entry, dict) and entry.get("phase") != "intent":  # see Engine._record_intent
                 yield entry

@@ -255,8 +255,9 @@ def _lines(handle: BinaryIO, segment: int, start: int, seq: int) -> tuple[list[t
         if end == 0:
             break  # a line still being written: the next catch-up takes it
         for line in chunk[:end].splitlines(keepends=True):
-            seq += 1
-            rows.append((seq, segment, offset, len(line), *_fields(line)))
+            if b'"phase": "intent"' not in line[:48]:  # its receipt repeats it: Engine._record_intent
+                seq += 1
+                rows.append((seq, segment, offset, len(line), *_fields(line)))
             offset += len(line)
         handle.seek(offset)
     return rows, offset

@@ -182,7 +182,9 @@ def matching_lines(pattern: Any, data: bytes) -> Iterator[tuple[int, str]]:
 
 
 def _shown(ctx: ToolContext, path: str) -> str:
-    return relative_to(ctx.root, path) or path
+    """The path as text: a name that is not UTF-8 is shown with U+FFFD (it is not a tool path)."""
+    shown = relative_to(ctx.root, path) or path
+    return shown.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
 _FOLDER = {"type": "string", "minLength": 1, "maxLength": 4096,

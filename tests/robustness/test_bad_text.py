@@ -74,3 +74,17 @@ def test_an_approval_with_bad_text_can_still_be_answered(connect: Connect, daemo
     assert (workspace / "src" / "new.py").read_text() == "x = 1\n"
     agent.close()
 
+
+
+def test_a_session_named_with_bad_text_is_still_recorded(connect: Connect, daemon: DaemonProcess,
+                                                         workspace: Path) -> None:
+    person = connect("gui")
+    agent = RawClient(daemon.socket_path)
+    opened = agent.call(protocol.SESSIONS_OPEN, {"workspace": str(workspace), "agent": "bot-\udcff"})
+    session_id = opened["result"]["session_id"]
+    answer = agent.call(protocol.TOOLS_CALL, {"session_id": session_id, "tool": "read_file",
+                                              "args": {"path": "src/app.py"}})
+    assert "result" in answer, answer
+    entries = person.call(protocol.LEDGER_QUERY, {"workspace": str(workspace)})["entries"]
+    assert [e["intent"]["agent"] for e in entries] == ["bot-\udcff"]
+    agent.close()

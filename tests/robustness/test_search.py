@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -87,3 +88,13 @@ def test_symlinks_to_ignored_or_external_files_are_not_followed(engine: Engine, 
     assert result.output == "src/a.py:1: token = 1"
     refused = engine.evaluate(session, "read_file", {"path": "src/leak.py"})
     assert refused.decision.verdict.value == "deny", "read_file refuses the same path"
+
+
+def test_file_names_that_are_not_utf8_are_shown_and_recorded(engine: Engine, session: Any,
+                                                             ws: Path) -> None:
+    with open(os.path.join(os.fsencode(ws / "src"), b"bad\xff.py"), "w") as handle:
+        handle.write("token = 3\n")
+    for tool, args in (("list_files", {"path": "src"}), ("search_files", {"regex": "token = 3"})):
+        ev = engine.evaluate(session, tool, args)
+        result = engine.run(ev, approved_by="test").result
+        assert result.ok and "src/bad\ufffd.py" in result.output
