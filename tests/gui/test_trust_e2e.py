@@ -10,7 +10,7 @@ from pytestqt.qtbot import QtBot
 
 from intentd.daemon import protocol
 from intentd.daemon.client import Client
-from intentd.daemon.testing import DaemonProcess
+from intentd.daemon.testing import DaemonProcess, write_policy
 from intentd.gui.connection import ConnectionState, DaemonConnection
 from intentd.gui.core import Core
 from intentd.gui.views.main_window import SETTINGS, MainWindow
@@ -61,3 +61,24 @@ def test_the_app_never_talks_to_a_planted_socket(short_dir: Path, qtbot: QtBot,
         assert spoof.bytes_received() == 0
     finally:
         spoof.stop()
+
+
+def test_the_app_shows_a_refused_person_method_in_activity(
+        daemon: DaemonProcess, project: Path, make_window: MakeWindow, qtbot: QtBot) -> None:
+    from tests.trust.agent_side import probe_command, session
+
+    write_policy(project, {"auto_approve": {"all_commands": True}})
+    _window, core = make_window(daemon.socket_path, project)
+    with Client(daemon.socket_path, timeout=60) as client:
+        sid = session(client, project)
+        done = client.call(protocol.TOOLS_CALL, {  # in src/: the intent's owned_scope
+            "session_id": sid, "tool": "execute_command",
+            "args": {"command": probe_command(daemon.socket_path, project), "cwd": "src"},
+            "approval_timeout": 5})
+        assert done["approved_by"] == "auto", done["reason"]
+
+    def refused() -> list[str]:
+        return [e.tool for e in core.activity.entries() if e.stage == "trust"]
+
+    qtbot.waitUntil(lambda: protocol.SETTINGS_UPDATE in refused(), timeout=10000)
+    assert all(e.decision == "deny" for e in core.activity.entries() if e.stage == "trust")
