@@ -22,6 +22,7 @@ from intentd.daemon.engine.watcher import ConfigWatcher
 from intentd.daemon.engine.workspace import Workspace
 from intentd.daemon.policy.hooks import run_post_hooks, run_pre_hooks
 from intentd.daemon.sandbox.calls import audited, request_for
+from intentd.daemon.sandbox.overlap import OverlapTracker, Running
 from intentd.daemon.tools.base import ToolContext, ToolFailed, ToolKind, ToolResult
 from intentd.daemon.tools.fileio import sha256_file
 
@@ -73,6 +74,8 @@ class Engine:
         # calls allowed by tools/authorize whose clients have not reported yet
         self._authorized: dict[str, tuple[Evaluation, Outcome, dict[str, str | None], float]] = {}
         self._lock = threading.RLock()
+        self._overlap = OverlapTracker()  # calls at the same time: audits undo none of theirs
+        self._in_flight: dict[str, Running] = {}  # authorized calls, until their report
         self.event_sinks: list[EventSink] = []
 
     # -- workspaces and sessions -------------------------------------------------------------
@@ -144,7 +147,10 @@ class Engine:
         ctx = ev.ctx  # after _prepare: the rechecked context
         self._emit("tools/started", {"call_id": ev.call_id, "session_id": ctx.session.id,
                                      "tool": ctx.name, "checkpoint_id": checkpoint_id})
-        result = self._scope_audit(ctx, checkpoint_id, self._execute(ctx, approved_by))
+        running = self._overlap.begin(ctx.root) if ctx.destructive else None
+        result = self._execute(ctx, approved_by)
+        overlapped = running is not None and self._overlap.end(running)
+        result = self._scope_audit(ctx, checkpoint_id, result, overlapped)
         self._apply_effects(ctx, result)
         outcome = Outcome(ev.call_id, ev.decision, result, checkpoint_id, approved_by,
                           checkpoint_coverage=coverage)
@@ -167,6 +173,8 @@ class Engine:
                           checkpoint_coverage=coverage)
         with self._lock:
             self._authorized[ev.call_id] = (ev, outcome, before, clock)
+            if ev.ctx.destructive:
+                self._in_flight[ev.call_id] = self._overlap.begin(ev.ctx.root)
             overflow = next(iter(self._authorized.values())) if len(
                 self._authorized) > MAX_UNREPORTED else None
         if overflow is not None:  # a client that never reports must not grow memory forever
@@ -212,10 +220,12 @@ class Engine:
             if entry is None or entry[0].ctx.session is not session:
                 return None
             del self._authorized[call_id]
+            running = self._in_flight.pop(call_id, None)
         ev, outcome, before, clock = entry
+        overlapped = running is not None and self._overlap.end(running)
         written = {path: sha256_file(path) for path in before}
         outcome.result = self._scope_audit(ev.ctx, outcome.checkpoint_id,
-                                           ToolResult(ok, output, written=written))
+                                           ToolResult(ok, output, written=written), overlapped)
         if ok:
             session.read_hashes.update({p: d for p, d in written.items() if d})
         self._record(ev, outcome, before, clock)
@@ -246,12 +256,14 @@ class Engine:
             log.exception("tool %s crashed", ctx.name)
             return ToolResult(False, f"{ctx.name} failed with an internal error: {exc}")
 
-    def _scope_audit(self, ctx: CallContext, checkpoint_id: str | None,
-                     result: ToolResult) -> ToolResult:
-        """After a command (run here or reported by a hook): out-of-scope changes undone."""
+    def _scope_audit(self, ctx: CallContext, checkpoint_id: str | None, result: ToolResult,
+                     overlapped: bool = False) -> ToolResult:
+        """After a command (run here or reported by a hook): out-of-scope changes undone, or
+        only reported when other calls changed the workspace meanwhile."""
         if ctx.kind is not ToolKind.COMMAND or checkpoint_id is None:
             return result
-        return audited(ctx, result, self.checkpoint_store(ctx.session.workspace), checkpoint_id)
+        return audited(ctx, result, self.checkpoint_store(ctx.session.workspace), checkpoint_id,
+                       overlapped)
 
     @staticmethod
     def _apply_effects(ctx: CallContext, result: ToolResult) -> None:

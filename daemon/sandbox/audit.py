@@ -22,6 +22,10 @@ RULE_FILES = (".orchestration/ignore", ".clineignore", ".rooignore")  # with any
 # they hide, checkpoints do not see
 
 
+OVERLAP_NOTE = ("other calls changed this workspace while it ran, so the change may be theirs: "
+                "not undone; review it")
+
+
 class Store(Protocol):
     def create(self, paths: None, *, label: str) -> Any: ...
     def diff(self, checkpoint_id: str) -> list[Any]: ...
@@ -39,12 +43,14 @@ class ScopeAudit:
     undone: tuple[str, ...] = ()
     left: tuple[tuple[str, str], ...] = ()   # (path, why it could not be undone)
     undo_checkpoint: str | None = None       # restoring it undoes the audit
+    note: str = ""                           # why changes were left in place, when they were
 
     def to_json(self) -> dict[str, Any]:
         return {"mode": self.mode, "checkpoint_id": self.checkpoint_id, "intent_id": self.intent_id,
                 "out_of_scope": [list(item) for item in self.found], "undone": list(self.undone),
                 "left": [list(item) for item in self.left],
-                "undo_checkpoint": self.undo_checkpoint, "message": self.message()}
+                "undo_checkpoint": self.undo_checkpoint, "note": self.note,
+                "message": self.message()}
 
     def message(self) -> str:
         """What the agent is told, one path a line."""
@@ -58,7 +64,8 @@ class ScopeAudit:
             elif path in left:
                 lines.append(f"  NOT undone: {path} ({status}; {left[path]})")
             else:
-                lines.append(f"  left in place (scope_audit: report): {path} ({status})")
+                lines.append(f"  left in place ({self.note or 'scope_audit: report'}): {path} "
+                             f"({status})")
         rules = [p for p, _ in self.found
                  if p in RULE_FILES or p.rpartition("/")[2] == ".gitignore"]
         if rules:  # what the new rules hide, the checkpoint no longer sees: say so
@@ -73,9 +80,12 @@ def in_scope(intent: Intent | None, path: str) -> bool:
     return intent is not None and intent.owns(path)
 
 
-def audit(store: Store, checkpoint_id: str, intent: Intent | None, mode: str) -> ScopeAudit | None:
+def audit(store: Store, checkpoint_id: str, intent: Intent | None, mode: str,
+          overlapped: bool = False) -> ScopeAudit | None:
     """Compare what changed since checkpoint_id with the intent's scope; None when all is in it.
-    In restore mode each out-of-scope path is brought back to its state at the checkpoint."""
+    In restore mode each out-of-scope path is brought back to its state at the checkpoint,
+    unless other calls changed the workspace meanwhile (overlapped): the changes could be
+    theirs, so they are only reported."""
     if mode == "off":
         return None
     changed = [(d.path, d.status) for d in store.diff(checkpoint_id)]
@@ -83,6 +93,8 @@ def audit(store: Store, checkpoint_id: str, intent: Intent | None, mode: str) ->
     if not found:
         return None
     intent_id = intent.id if intent else None
+    if overlapped and mode == "restore":
+        return ScopeAudit("report", checkpoint_id, intent_id, found, note=OVERLAP_NOTE)
     if mode != "restore":
         return ScopeAudit(mode, checkpoint_id, intent_id, found)
     kept = [p for p, _ in changed if in_scope(intent, p)]

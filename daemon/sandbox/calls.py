@@ -22,11 +22,12 @@ def request_for(ctx: CallContext, approved_by: str | None) -> SandboxRequest:
     return SandboxRequest(ctx.root, scope, network)
 
 
-def audited(ctx: CallContext, result: ToolResult, store: Store, checkpoint_id: str) -> ToolResult:
+def audited(ctx: CallContext, result: ToolResult, store: Store, checkpoint_id: str,
+            overlapped: bool = False) -> ToolResult:
     """The result with the scope audit's word added: what was undone, named path by path."""
     mode = ctx.config.policy.scope_audit
     try:
-        found = audit(store, checkpoint_id, ctx.intent, mode)
+        found = audit(store, checkpoint_id, ctx.intent, mode, overlapped)
     except Exception as exc:  # never silent: the agent, the ledger and the app are told
         log.exception("scope audit after %s failed", checkpoint_id)
         note = (f"[scope audit failed: {exc}; changes outside the scope may remain — "

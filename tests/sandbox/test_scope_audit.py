@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from intentd.daemon import protocol
+from intentd.daemon.testing import make_intent, make_workspace
 from tests.sandbox.conftest import Connect, approved_command, git_workspace, ledger_entries
 from tests.server.helpers import open_session
 
@@ -99,3 +100,28 @@ def test_an_ignore_rule_written_to_hide_a_change_is_named(connect: Connect,
     audit = answer["scope_audit"]
     assert [path for path, _status in audit["out_of_scope"]] == [".gitignore"]
     assert "the ignore rules changed (.gitignore)" in audit["message"]
+
+
+def test_a_change_by_a_call_running_alongside_is_reported_not_undone(connect: Connect,
+                                                                      tmp_path: Path) -> None:
+    """Two agents, two intents, one workspace: what one wrote must not be undone by the other's
+    audit, though it lies outside the other's scope (a diff cannot tell whose change it is)."""
+    workspace = make_workspace(tmp_path / "ws", make_intent("INT-1", owned_scope=["src/**"]),
+                               make_intent("INT-2", owned_scope=["docs/**"]),
+                               policy={"auto_approve": {"all_commands": True}},
+                               files={"src/app.py": "x\n", "docs/guide.md": "# guide\n"})
+    first, second = connect("agent-1"), connect("agent-2")
+    one, two = open_session(first, workspace), open_session(second, workspace, select=False)
+    second.call(protocol.INTENTS_SELECT, {"session_id": two, "intent_id": "INT-2"})
+    make = {"tool": "execute_command", "args": {"command": "make"}}
+    grant_one = first.call(protocol.TOOLS_AUTHORIZE, {"session_id": one, **make})
+    grant_two = second.call(protocol.TOOLS_AUTHORIZE, {"session_id": two, **make})
+    (workspace / "docs" / "theirs.md").write_text("the second agent's work\n")
+    second.call(protocol.TOOLS_REPORT, {"session_id": two, "call_id": grant_two["call_id"],
+                                        "ok": True, "output": ""})
+    answer = first.call(protocol.TOOLS_REPORT, {"session_id": one, "call_id": grant_one["call_id"],
+                                                "ok": True, "output": ""})
+    audit = answer["scope_audit"]
+    assert audit["mode"] == "report" and audit["undone"] == []
+    assert "other calls changed this workspace" in audit["message"]
+    assert (workspace / "docs" / "theirs.md").exists()
