@@ -37,7 +37,9 @@ SCOPE_SIGNAL = 1 << 1         # ABI 6
 # Only writing is handled, so reading and executing stay open everywhere.
 _WRITE_V1 = (FS_WRITE_FILE | FS_REMOVE_DIR | FS_REMOVE_FILE | FS_MAKE_CHAR | FS_MAKE_DIR
              | FS_MAKE_REG | FS_MAKE_SOCK | FS_MAKE_FIFO | FS_MAKE_BLOCK | FS_MAKE_SYM)
-_FILE_RIGHTS = FS_WRITE_FILE | FS_TRUNCATE | FS_IOCTL_DEV  # the rights a file (not a folder) takes
+# What a single file (or device) is granted: writing, never ioctl, so the terminal takes output
+# but no TIOCSTI (typing into the person's shell).
+_FILE_RIGHTS = FS_WRITE_FILE | FS_TRUNCATE
 
 FORCE_ABI_ENV = "INTENTD_TEST_LANDLOCK_ABI"  # for tests only: pretend the kernel has this ABI
 
