@@ -34,6 +34,9 @@ CREATE TABLE IF NOT EXISTS progress (segment INTEGER NOT NULL, offset INTEGER NO
 """
 CHUNK = 4 * 1024 * 1024
 MAX_LIMIT = 10_000
+ENTRY_START = '{"v": 1, "intent": '  # how the engine's entries begin (json.dumps, keys in order)
+DECISION_KEY = ', "decision": '
+_DECODER = json.JSONDecoder()
 FILTERS = {"session_id": "session", "intent_id": "intent_id", "tool": "tool",
            "decision": "decision"}
 
@@ -265,12 +268,27 @@ def _lines(handle: BinaryIO, segment: int, start: int, seq: int) -> tuple[list[t
 
 def _fields(line: bytes) -> tuple[float, str | None, str | None, str | None, str | None]:
     try:
-        entry = json.loads(line)
-        intent = entry.get("intent") or {}
-        return (parse_time(intent.get("time")) or 0.0, intent.get("session"),
-                intent.get("intent_id"), intent.get("tool"), entry.get("decision"))
+        intent, decision = _head(line.decode("utf-8", errors="replace"))
+        return (parse_time(intent.get("time")) or 0.0, _text(intent.get("session")),
+                _text(intent.get("intent_id")), _text(intent.get("tool")), _text(decision))
     except (ValueError, AttributeError, TypeError):
         return 0.0, None, None, None, None  # a damaged line: found by position, never by filter
+
+
+def _head(text: str) -> tuple[dict[str, Any], Any]:
+    """The ToolIntent and the decision of an entry. The engine writes them first, so only they
+    are parsed, not the receipt (most of the line); any other shape is parsed whole."""
+    if text.startswith(ENTRY_START):
+        intent, end = _DECODER.raw_decode(text, len(ENTRY_START))
+        if isinstance(intent, dict) and text.startswith(DECISION_KEY, end):
+            decision, _ = _DECODER.raw_decode(text, end + len(DECISION_KEY))
+            return intent, decision
+    entry = json.loads(text)
+    return entry.get("intent") or {}, entry.get("decision")
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 def parse_time(value: Any) -> float | None:
