@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 MAX_WORDS = 256  # words one brace expression may become before the analysis gives up
+MAX_BRACES = 64  # unquoted `{` in one word: each may cost a scan of the word, so few are followed
 
 
 class TooManyWords(ValueError):
-    """The expansion would make more than MAX_WORDS words (`{1..100000}`)."""
+    """The expansion would make more than MAX_WORDS words (`{1..100000}`), or the word has
+    more than MAX_BRACES braces."""
 
 
 def expand_braces(raw: str) -> list[str] | None:
@@ -16,6 +18,8 @@ def expand_braces(raw: str) -> list[str] | None:
     pair with neither a top-level comma nor a valid sequence (`{}`, `{x}`) is literal, as
     in bash. Raises TooManyWords past MAX_WORDS.
     """
+    if len(_unquoted_opening_braces(raw)) > MAX_BRACES:
+        raise TooManyWords(f"`{raw[:60]}` has more than {MAX_BRACES} braces to expand")
     words = _expand(raw)
     if words == [raw]:
         return None

@@ -302,3 +302,10 @@ def test_substitutions_nested_past_the_limit_are_refused_unparsed() -> None:
     deep = decide_command(nested(80), EMPTY)
     assert deep.outcome == "ask" and not deep.analysis.parsed
     assert "nested deeper than 8" in deep.reason
+
+
+@pytest.mark.parametrize("word", ["{" * 30000, "{a" * 30000 + "}", "{a,b}" * 12000, "{1..99999}"])
+def test_brace_words_too_big_to_follow_need_a_person(word: str) -> None:
+    """Each brace may cost a scan of the word: past 64 of them, or 256 words, none is followed."""
+    verdict = decide_command("cat " + word, EMPTY)
+    assert verdict.outcome == "ask" and verdict.analysis.opaque, verdict.reason
