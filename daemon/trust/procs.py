@@ -20,6 +20,7 @@ class Proc:
     start: int          # clock ticks after boot: with the pid, names the process for good
     comm: str
     argv: tuple[str, ...]
+    env_names: frozenset[str] = frozenset()  # its environment's variable names, when asked for
 
     @property
     def key(self) -> tuple[int, int]:
@@ -30,13 +31,15 @@ class Proc:
         return f"pid {self.pid} ({shown})"
 
 
-def read_proc(pid: int, proc: Path = PROC) -> Proc | None:
-    """The process `pid`, or None when it is gone (or /proc cannot be read)."""
+def read_proc(pid: int, proc: Path = PROC, with_env: bool = False) -> Proc | None:
+    """The process `pid`, or None when it is gone (or /proc cannot be read). `with_env`: also
+    the names in its environment (as it was at exec; empty when it cannot be read)."""
     try:
         stat = (proc / str(pid) / "stat").read_bytes().decode("utf-8", "replace")
         raw_argv = (proc / str(pid) / "cmdline").read_bytes()
     except OSError:
         return None
+    env_names = _env_names(proc / str(pid) / "environ") if with_env else frozenset()
     # comm may hold spaces and parentheses: it ends at the last ")".
     open_at, close_at = stat.find("("), stat.rfind(")")
     fields = stat[close_at + 2:].split()
@@ -47,7 +50,16 @@ def read_proc(pid: int, proc: Path = PROC) -> Proc | None:
     except ValueError:
         return None
     argv = tuple(a.decode("utf-8", "replace") for a in raw_argv.split(b"\0") if a)
-    return Proc(pid, ppid, start, stat[open_at + 1:close_at], argv)
+    return Proc(pid, ppid, start, stat[open_at + 1:close_at], argv, env_names)
+
+
+def _env_names(path: Path) -> frozenset[str]:
+    try:
+        raw = path.read_bytes()
+    except OSError:
+        return frozenset()
+    return frozenset(item.split(b"=", 1)[0].decode("utf-8", "replace")
+                     for item in raw.split(b"\0") if b"=" in item)
 
 
 def start_time(pid: int) -> int | None:
@@ -55,11 +67,11 @@ def start_time(pid: int) -> int | None:
     return found.start if found else None
 
 
-def ancestry(pid: int, proc: Path = PROC) -> list[Proc] | None:
+def ancestry(pid: int, proc: Path = PROC, with_env: bool = False) -> list[Proc] | None:
     """The process and its ancestors up to the first process (pid 1), nearest first; None when
     any link cannot be read, so a caller can fail closed."""
     chain: list[Proc] = []
-    current = read_proc(pid, proc)
+    current = read_proc(pid, proc, with_env)
     while current is not None and len(chain) < MAX_DEPTH:
         if chain and current.start > chain[-1].start:
             # A parent cannot start after its child: the parent died and its pid was reused.
@@ -67,7 +79,7 @@ def ancestry(pid: int, proc: Path = PROC) -> list[Proc] | None:
         chain.append(current)
         if current.ppid <= 0:
             return chain
-        current = read_proc(current.ppid, proc)
+        current = read_proc(current.ppid, proc, with_env)
     return None
 
 

@@ -3,7 +3,8 @@
 # Never from what a caller says about itself. A caller is on an agent's side when it, or any
 # process above it, is: the daemon (it runs commands and hooks, and is their subreaper), a
 # process an agent session was opened from (recorded with its start time), a known agent
-# program, or one of intentd's own agent runners (`intentd run` / `mcp` / `demo` / `hook`).
+# program, a process with an agent's marks in its environment, or one of intentd's own agent
+# runners (`intentd run` / `mcp` / `demo` / `hook`).
 
 from __future__ import annotations
 
@@ -19,6 +20,10 @@ AGENT_PROGRAMS = frozenset({
     "crush", "cline", "copilot", "kiro-cli", "droid",
 })
 AGENT_PACKAGES = ("@anthropic-ai/claude-code", "@openai/codex", "@google/gemini-cli")
+# Variables agents set in the environment of the commands they run. A backstop for a command
+# that left the agent's process tree (double-forked to init) but kept its environment.
+AGENT_ENVIRONMENT = frozenset({"CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "GEMINI_CLI",
+                               "CODEX_SANDBOX", "CODEX_SANDBOX_NETWORK_DISABLED"})
 INTERPRETERS = frozenset({"node", "nodejs", "bun", "deno", "python", "python3"})
 RUNNER_COMMANDS = frozenset({"run", "mcp", "demo", "hook"})
 INTENTD_MODULES = frozenset({"intentd", "intentd.daemon", "intentd.daemon.cli"})
@@ -115,6 +120,10 @@ def classify(chain: list[Proc] | None, daemon_key: tuple[int, int],
         if is_agent_program(proc):
             return Verdict(Side.AGENT, f"{chain[0].describe()} descends from the agent "
                                        f"{proc.describe()}")
+        marks = proc.env_names & AGENT_ENVIRONMENT
+        if marks:
+            return Verdict(Side.AGENT, f"{proc.describe()} runs in an agent's environment "
+                                       f"({', '.join(sorted(marks))})")
         if index > 0 and is_intentd_runner(proc):
             return Verdict(Side.AGENT, f"{chain[0].describe()} was started by the agent runner "
                                        f"{proc.describe()}")
@@ -126,7 +135,7 @@ def caller_chain(pid: int) -> list[Proc] | None:
     if pid <= 0:
         return None
     now = uptime_ticks()
-    chain: list[Proc] | None = ancestry(pid)
+    chain: list[Proc] | None = ancestry(pid, with_env=True)
     if chain and now is not None and chain[0].start > now:
         return None  # started after it connected: the peer is gone and its pid reused
     return chain

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -110,6 +111,14 @@ def test_a_process_under_an_agent_the_hook_named_is_refused(
 def test_a_process_under_a_known_agent_program_is_refused(daemon: DaemonProcess, ws: Path) -> None:
     assert refused(under_named_agent(daemon.socket_path, ws)["answers"]) == \
         (len(PERSON_METHODS),) * 2
+
+
+def test_a_process_in_an_agents_environment_is_refused(daemon: DaemonProcess, ws: Path) -> None:
+    """What Claude Code's shell commands carry (CLAUDECODE=1), even far from any agent."""
+    done = subprocess.run([sys.executable, str(PROBE), str(daemon.socket_path), str(ws)],
+                          capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "CLAUDECODE": "1"})
+    assert refused(answers_in(done.stdout)["answers"]) == (len(PERSON_METHODS),) * 2
 
 
 def test_refusals_are_in_the_workspace_ledger(daemon: DaemonProcess, ws: Path) -> None:

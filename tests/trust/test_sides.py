@@ -102,8 +102,18 @@ def test_real_ancestry_reaches_the_first_process() -> None:
         found = ancestry(child.pid)
         assert found is not None and found[0].pid == child.pid
         assert found[1].pid == os.getpid() and found[-1].ppid == 0
-        assert all(a.start <= b.start for a, b in zip(found[1:], found))
+        assert all(a.start <= b.start for a, b in zip(found[1:], found[:-1], strict=True))
     finally:
         child.kill()
         child.wait()
     assert read_proc(child.pid) is None
+
+
+def test_an_agents_environment_marks_a_process_that_left_its_tree() -> None:
+    """Claude Code sets CLAUDECODE=1 for its shell commands; a double-forked child re-parented
+    to init keeps it (unless it scrubs its environment: see the README's limits)."""
+    orphan = Proc(120, 1, 1200, "python3", ("python3", "x.py"), frozenset({"PATH", "CLAUDECODE"}))
+    verdict = classify([orphan, TERMINAL[-1]], DAEMON, AgentProcesses())
+    assert verdict.side is Side.AGENT and "CLAUDECODE" in verdict.why
+    me = read_proc(os.getpid(), with_env=True)
+    assert me is not None and "PATH" in me.env_names
