@@ -55,6 +55,9 @@ def person_methods(root: Path) -> tuple[int, int]:
             results["double-forked orphan"] = answers_in(wait_file(out))["answers"]
         results["under an agent the hook named"] = under_fake_agent(sock, ws)["after"]
         results["under a program named claude"] = under_named_agent(sock, ws)["answers"]
+        marked = subprocess.run(probe_command(sock, ws), shell=True, capture_output=True,
+                                text=True, timeout=60, env={**os.environ, "CLAUDECODE": "1"})
+        results["in an agent's environment"] = answers_in(marked.stdout)["answers"]
     for name, answers in results.items():
         done, tried = refused(answers)
         tally[0] += done
