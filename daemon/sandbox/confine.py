@@ -118,11 +118,11 @@ def _grant(confinement: Confinement, ruleset: Ruleset) -> None:
     for prefix in covered_prefixes(confinement.request.owned_scope, root):
         path = os.path.join(root, prefix) if prefix else root
         _grant_folder(ruleset, path, root, forbidden, confinement.writable)
-    for device in {*DEVICES, *_terminals()}:
-        if _grant_path(ruleset, device, directory=False):
+    for device in sorted({*DEVICES, *_terminals()}):
+        if _grant_path(ruleset, os.path.realpath(device), directory=False):
             confinement.writable.append(device)
-    _grant_path(ruleset, confinement.tmpdir, directory=True)
-    confinement.writable.append("$TMPDIR")
+    if _grant_path(ruleset, os.path.realpath(confinement.tmpdir), directory=True):
+        confinement.writable.append("$TMPDIR")
 
 
 def _grant_folder(ruleset: Ruleset, path: str, root: str, forbidden: set[str],
@@ -133,7 +133,7 @@ def _grant_folder(ruleset: Ruleset, path: str, root: str, forbidden: set[str],
         return  # missing, or a symlink out of the workspace: nothing is granted
     if any(real == f or real.startswith(f + os.sep) for f in forbidden):
         return
-    local = {os.path.join(real, name) for name in PROTECTED if os.path.lexists(os.path.join(real, name))}
+    local = {os.path.join(real, n) for n in PROTECTED if os.path.lexists(os.path.join(real, n))}
     inside = {f for f in forbidden | local if f.startswith(real + os.sep)}
     if not inside:
         if _grant_path(ruleset, real, directory=True):
@@ -151,8 +151,9 @@ def _grant_folder(ruleset: Ruleset, path: str, root: str, forbidden: set[str],
 
 
 def _grant_path(ruleset: Ruleset, path: str, *, directory: bool | None) -> bool:
-    """Add a rule for the folder or file at path (never a symlink: its target could be anything);
-    directory None takes whichever it is. False when there is nothing to grant."""
+    """Add a rule for the folder or file at path, a path already resolved and checked (never a
+    symlink: its target could be anything); directory None takes whichever it is. False when
+    there is nothing to grant."""
     try:
         fd = os.open(path, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC)
     except OSError:
@@ -163,8 +164,9 @@ def _grant_path(ruleset: Ruleset, path: str, *, directory: bool | None) -> bool:
         usable = is_dir or stat.S_ISREG(mode) or stat.S_ISCHR(mode)
         if not usable or (directory is not None and directory != is_dir):
             return False
-        # the file opened must be the one checked: a rename in between would grant another
-        if os.readlink(f"/proc/self/fd/{fd}") != os.path.realpath(path):
+        # the file opened must be the one checked: a symlink swapped in between would grant
+        # another
+        if os.readlink(f"/proc/self/fd/{fd}") != path:
             return False
         ruleset.allow_writes(fd, is_dir)
         return True
