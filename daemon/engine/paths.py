@@ -80,29 +80,23 @@ def relative_to(root: str, absolute: str) -> str | None:
 def folds_case(folder: str) -> bool:
     """True when `folder` treats names that differ only in case as the same name.
 
-    Probed on the real folder: an entry whose name has case is looked up with the case swapped.
-    A folder with no such entry gets a short-lived probe file. If neither can be done, the
+    Probed on the real folder: an entry's name is looked up with its case swapped. Found, and
+    not itself listed, means the file system folds case; not found means it does not. (Inode
+    numbers are not compared: FUSE file systems such as exFAT give each spelling its own.) A
+    folder with no such entry gets a short-lived probe file. If neither can be done, the
     platform's usual file system decides (macOS and Windows fold case)."""
     try:
-        with os.scandir(folder) as entries:
-            for entry in entries:
-                if any(c.isascii() and c.isalpha() for c in entry.name):
-                    return _same_entry(folder, entry.name)
+        names = set(os.listdir(folder))
+        for name in sorted(names):
+            if name.isascii() and any(c.isalpha() for c in name):
+                swapped = name.swapcase()
+                return swapped not in names and os.path.lexists(os.path.join(folder, swapped))
         fd, probe = tempfile.mkstemp(prefix=".intentd-case-probe-", dir=folder)
     except OSError:
         return sys.platform in ("darwin", "win32")
     try:
-        return _same_entry(folder, os.path.basename(probe))
+        return os.path.lexists(os.path.join(folder, os.path.basename(probe).swapcase()))
     finally:
         os.close(fd)
         with contextlib.suppress(OSError):
             os.unlink(probe)
-
-
-def _same_entry(folder: str, name: str) -> bool:
-    try:
-        original = os.lstat(os.path.join(folder, name))
-        swapped = os.lstat(os.path.join(folder, name.swapcase()))
-    except OSError:
-        return False
-    return os.path.samestat(original, swapped)

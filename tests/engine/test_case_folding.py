@@ -89,34 +89,57 @@ REAL_FOLDER_SCRIPT = textwrap.dedent("""
     from intentd.daemon.engine.paths import folds_case
     from intentd.daemon.testing import make_intent, make_workspace
     from tests.engine.test_case_folding import FILES, SCOPE, _verdicts
-    root = Path(sys.argv[1]) / "ws"
+    mount, state, how = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
+    root = mount / "ws"
     root.mkdir()
-    subprocess.run(["chattr", "+F", str(root)], check=True)  # the folder folds case from now on
+    if how == "casefold":
+        subprocess.run(["chattr", "+F", str(root)], check=True)  # the folder folds case from now on
     make_workspace(root, make_intent(owned_scope=SCOPE), files=FILES)
-    engine = Engine(Path(sys.argv[1]) / "state", checkpoints=False)
+    engine = Engine(state, checkpoints=False)
     print(json.dumps({"folds": folds_case(str(root)), "verdicts": _verdicts(engine, root)}))
 """)
+# Each mounts a real case-insensitive file system in a private mount namespace, then runs the
+# script in it: an ext4-style `casefold` tmpfs (kernels with CONFIG_UNICODE), or exFAT, the
+# file system of USB drives and SD cards shared with Windows and macOS, through FUSE.
+MOUNTS = {
+    "casefold": ("mount -t tmpfs -o casefold tmpfs {mount}", "true"),
+    "exfat": ("truncate -s 16M {image} && mkfs.exfat {image} >/dev/null && "
+              "loop=$(losetup -f --show {image}) && mount.exfat-fuse $loop {mount}",
+              "umount {mount}; losetup -d $loop"),
+}
 
 
-@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("unshare"),
-                    reason="mounting a case-folding tmpfs needs root and unshare")
-def test_real_case_folding_folder(tmp_path: Path) -> None:
-    """A real case-folding folder (tmpfs `casefold` + `chattr +F`) in a private mount namespace."""
-    mount = tmp_path / "cf"
+def _case_folding_mount(how: str, tmp_path: Path) -> tuple[str, Path]:
+    """The shell commands that mount `how`, run the script and clean up; skips if this
+    machine cannot mount it."""
+    if os.geteuid() != 0 or not shutil.which("unshare"):
+        pytest.skip("mounting a file system needs root and unshare")
+    if how == "exfat" and not (shutil.which("mount.exfat-fuse") and shutil.which("mkfs.exfat")
+                               and os.path.exists("/dev/fuse")):
+        pytest.skip("exFAT needs exfat-fuse, exfatprogs and /dev/fuse")
+    mount = tmp_path / "mnt"
     mount.mkdir()
-    probe = subprocess.run(["unshare", "-m", "sh", "-c",
-                            f"mount -t tmpfs -o casefold tmpfs {mount}"], capture_output=True)
+    up, down = (part.format(mount=mount, image=tmp_path / "fs.img") for part in MOUNTS[how])
+    probe = subprocess.run(["unshare", "-m", "sh", "-c", f"{up} && {down}"], capture_output=True)
     if probe.returncode != 0:
-        pytest.skip("this kernel cannot mount a case-folding tmpfs (no CONFIG_UNICODE)")
+        pytest.skip(f"this machine cannot mount {how}: {probe.stderr.decode()[-200:]}")
     script = tmp_path / "probe.py"
     script.write_text(REAL_FOLDER_SCRIPT)
-    run = subprocess.run(
-        ["unshare", "-m", "sh", "-c", f'mount -t tmpfs -o casefold tmpfs {mount} && '
-                                      f'"{sys.executable}" {script} {mount}'],
-        capture_output=True, text=True, cwd=Path(__file__).parents[2], timeout=60)
-    assert run.returncode == 0, run.stderr
+    run = f'{up} && "{sys.executable}" {script} {mount} {tmp_path / "state"} {how}; rc=$?; {down}; exit $rc'
+    return run, mount
+
+
+@pytest.mark.parametrize("how", ["casefold", "exfat"])
+def test_real_case_folding_folder(how: str, tmp_path: Path) -> None:
+    """A real case-insensitive file system: the probe finds it and every spelling is caught."""
+    command, _mount = _case_folding_mount(how, tmp_path)
+    repo = Path(__file__).parents[2]
+    run = subprocess.run(["unshare", "-m", "sh", "-c", command], capture_output=True, text=True,
+                         cwd=repo, env={**os.environ, "PYTHONPATH": str(repo)}, timeout=90)
+    assert run.returncode == 0, run.stderr[-3000:]
     result = json.loads(run.stdout.splitlines()[-1])
     assert result["folds"] is True
     verdicts = {k: tuple(v) for k, v in result["verdicts"].items()}
-    assert verdicts["intents"] == ("deny", "protected") and verdicts["env"] == ("deny", "access")
+    assert verdicts["intents"] == ("deny", "protected") and verdicts["git"] == ("deny", "protected")
+    assert verdicts["env"] == ("deny", "access") and verdicts["keys"] == ("deny", "access")
     assert verdicts["excluded"] == ("deny", "scope") and verdicts["owned"][0] != "deny"
