@@ -2,8 +2,8 @@
 
 It reads the checkpoint taken before the command through the store's public API: `diff` names
 every path that changed since (the store's watcher and scan rules decide what is seen), and
-`restore(..., path=...)` brings each out-of-scope one back (created files removed), after a
-checkpoint of what the command left, so the audit itself can be undone.
+`restore(..., path=...)` brings the out-of-scope ones back (created files removed). The first
+restore's safety checkpoint holds what the command left, so the audit itself can be undone.
 """
 
 from __future__ import annotations
@@ -18,10 +18,8 @@ from intentd.daemon.engine.intents import Intent
 log = logging.getLogger(__name__)
 # the person's own files (intents, policy, access rules), whatever a scope's globs say
 PERSONS_FOLDER, PERSONS_FILES = ".orchestration/", (".clineignore", ".rooignore")
-RULE_FILES = (".orchestration/ignore", ".clineignore", ".rooignore")  # with any .gitignore: what
-# they hide, checkpoints do not see
-
-
+# what these (and any .gitignore) hide, checkpoints do not see
+RULE_FILES = (".orchestration/ignore", ".clineignore", ".rooignore")
 OVERLAP_NOTE = ("other calls changed this workspace while it ran, so the change may be theirs: "
                 "not undone; review it")
 
@@ -61,8 +59,9 @@ class ScopeAudit:
             if path in undone:
                 what = "created; removed" if status == "added" else f"{status}; brought back"
                 lines.append(f"  undone: {path} ({what} from checkpoint {self.checkpoint_id})")
-            elif path in left:
-                lines.append(f"  NOT undone: {path} ({status}; {left[path]})")
+            elif path in left or (self.mode == "restore" and not self.note):
+                why = left.get(path, "the restore left it as it is")
+                lines.append(f"  NOT undone: {path} ({status}; {why})")
             else:
                 lines.append(f"  left in place ({self.note or 'scope_audit: report'}): {path} "
                              f"({status})")
