@@ -44,9 +44,8 @@ def _verdicts(engine: Engine, root: Path) -> dict[str, tuple[str, str]]:
 
 @pytest.fixture
 def caseless_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A workspace whose file system folds case. This kernel has no case-folding file system
-    (ext4 and tmpfs `casefold` need CONFIG_UNICODE), so here only the probe's answer is set:
-    the comparisons that follow are the real ones."""
+    """A workspace whose file system is taken to fold case: the comparisons alone, on any
+    machine (the real file systems, which need root, are tested below)."""
     monkeypatch.setattr(workspace_module, "folds_case", lambda folder: True, raising=False)
     return make_workspace(tmp_path / "ws", make_intent(owned_scope=SCOPE), files=FILES)
 
