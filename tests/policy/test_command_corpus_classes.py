@@ -7,9 +7,12 @@ Every entry is a Python string handed to `decide_command()` only; nothing here i
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from intentd.daemon.policy.command_rules import CommandRules, decide_command
+from intentd.daemon.policy.config import AutoApprove, Policy
 
 AUTO = ("allow", "read_only")
 EMPTY = CommandRules()
@@ -309,3 +312,11 @@ def test_brace_words_too_big_to_follow_need_a_person(word: str) -> None:
     """Each brace may cost a scan of the word: past 64 of them, or 256 words, none is followed."""
     verdict = decide_command("cat " + word, EMPTY)
     assert verdict.outcome == "ask" and verdict.analysis.opaque, verdict.reason
+
+
+def test_rules_follow_safe_commands_however_the_policy_is_built() -> None:
+    """The app's settings replace auto_approve: the exact allow list must follow at once."""
+    strict_policy = replace(Policy(), auto_approve=AutoApprove(safe_commands=False))
+    assert strict_policy.commands.read_only_auto is False
+    assert decide_command("ls", strict_policy.commands).outcome == "unmatched"
+    assert decide_command("ls", Policy().commands).outcome == "read_only"
