@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import fields
 from pathlib import Path
 from typing import Any
@@ -17,9 +16,11 @@ from intentd.daemon.engine.session import Session
 from intentd.daemon.engine.statedir import workspace_state_dir
 from intentd.daemon.engine.workspace import Workspace, WorkspaceConfig
 from intentd.daemon.policy.config import AutoApprove
+from intentd.daemon.policy.hooks import kill_running_hooks
 from intentd.daemon.server.approvals import Answer, ApprovalQueue
 from intentd.daemon.server.events import EventBus
 from intentd.daemon.server.rpc import Params, RpcError
+from intentd.daemon.server.threads import ToolThreads
 from intentd.daemon.server.trust_gate import TrustGate
 
 log = logging.getLogger(__name__)
@@ -32,7 +33,7 @@ class DaemonCore:
         self.approvals = ApprovalQueue(self.bus)
         self.trust = TrustGate(engine, self.bus.publish)  # who may call the person methods
         self.trust.approvals = self.approvals
-        self.executor = ThreadPoolExecutor(max_workers=8, thread_name_prefix="intentd-tool")
+        self.threads = ToolThreads(loop)  # a stuck tool blocks neither others nor shutdown
         self.stopping = False
         engine.event_sinks.append(self._on_engine_event)
         self._watched: set[str] = set()
@@ -98,7 +99,10 @@ class DaemonCore:
         return Decision.deny("approval", f"approval {answer.resolution}"), None, answer
 
     async def in_thread(self, fn: Any, *args: Any) -> Any:
-        return await asyncio.get_running_loop().run_in_executor(self.executor, fn, *args)
+        """fn(*args) on a tool thread, counted against the session it works for."""
+        session = next((a.ctx.session if isinstance(a, Evaluation) else a for a in args
+                        if isinstance(a, Evaluation | Session)), None)
+        return await self.threads.run(session.id if session else "daemon", fn, *args)
 
     # -- events --------------------------------------------------------------------------------
 
@@ -118,7 +122,9 @@ class DaemonCore:
 
     def close(self) -> None:
         self.approvals.stop_all()
-        self.executor.shutdown(wait=True, cancel_futures=True)
+        if self.threads.close():
+            log.warning("stopping with tool calls still running; their hooks are killed")
+        kill_running_hooks()
 
 
 def overrides_path(engine: Engine, workspace: Workspace) -> Path:
