@@ -88,7 +88,8 @@ def test_a_socket_folder_open_to_others_fails(daemon: DaemonProcess) -> None:
         folder.chmod(0o700)
     assert results["socket folder"].status == "fail"
     assert results["socket folder"].fix == f"`chmod 700 {folder}`"
-    assert results["daemon"].status == "ok"
+    assert results["daemon"].status == "fail"  # clients refuse a socket in an open folder
+    assert "will not talk to it" in results["daemon"].detail
 
 
 def test_a_file_where_the_socket_should_be(short_dir: Path) -> None:

@@ -7,7 +7,7 @@ import stat
 from pathlib import Path
 
 from intentd.daemon import __version__
-from intentd.daemon.client import Client, DaemonUnavailable, RpcError
+from intentd.daemon.client import Client, DaemonUnavailable, RpcError, UntrustedDaemon
 from intentd.daemon.setup.doctor.result import CheckResult, fail, ok, private_problem, warn
 
 START = ("start it: `intentd serve` in a terminal, or `intentd install-user-service` once "
@@ -49,6 +49,8 @@ def _initialize(path: Path, timeout: float) -> CheckResult:
     try:
         with Client(path, timeout=timeout) as client:
             answer = client.initialize(f"intentd-doctor {__version__}")
+    except UntrustedDaemon as exc:  # every client refuses it, so the doctor does too
+        return fail("daemon", f"clients will not talk to it: {exc}", "fix the checks above")
     except DaemonUnavailable as exc:
         return fail("daemon", f"the socket exists but no daemon answers ({exc}); a daemon that "
                               "stopped without cleaning up leaves it behind", START)
