@@ -4,7 +4,8 @@
 # above it instead of init, so its ancestry still shows who started it (sides.py). Orphans
 # handed to us must be reaped, but never a child that subprocess still waits for: its exit
 # code would be lost (Popen takes a vanished child as exit 0). So the pids subprocess starts
-# are tracked, and only other zombies are reaped.
+# are tracked, and only other zombies are reaped. (Everything intentd starts goes through
+# subprocess; a child made with os.fork directly would be taken for an orphan.)
 
 from __future__ import annotations
 
