@@ -106,7 +106,10 @@ def unavailable_reason() -> str:
         code = exc.errno or 0
     if code == errno.EOPNOTSUPP:
         return "Landlock is built into this kernel but not enabled (add landlock to the lsm= boot option)"
-    return f"this kernel ({platform.release()}) has no Landlock (needs Linux 5.13 or later)"
+    if code == errno.ENOSYS:
+        return (f"the Landlock system calls are missing (kernel {platform.release()} before 5.13, "
+                "or blocked by a seccomp filter, as some containers do)")
+    return f"Landlock did not answer on this kernel ({platform.release()}): {os.strerror(code)}"
 
 
 def dir_rights(abi: int) -> int:
