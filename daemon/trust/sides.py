@@ -32,7 +32,8 @@ INTENTD_MODULES = frozenset({"intentd", "intentd.daemon", "intentd.daemon.cli"})
 UNMARKABLE = frozenset({
     "sh", "bash", "dash", "zsh", "fish", "ksh", "mksh", "tcsh", "csh", "login", "sshd", "su",
     "sudo", "tmux", "screen", "init", "systemd", "intentd-gui", "gnome-terminal-", "konsole",
-    "xterm", "alacritty", "kitty", "wezterm-gui", "foot", "tilix",
+    "xterm", "alacritty", "kitty", "wezterm-gui", "foot", "tilix", "ghostty", "xfce4-terminal",
+    "terminator", "sshd-session", "code", "electron",
 })
 
 
@@ -50,6 +51,11 @@ class Verdict:
 
 def _base(path: str) -> str:
     return os.path.basename(path).lower()
+
+
+def _plain_name(proc: Proc) -> str:
+    """"tmux: server" -> "tmux"."""
+    return proc.comm.split(":")[0].strip().lower()
 
 
 def is_agent_program(proc: Proc) -> bool:
@@ -100,7 +106,7 @@ def markable(proc: Proc, chain: list[Proc], daemon_key: tuple[int, int]) -> str 
     None when it may (it must be the client's own ancestor, and not a shell or terminal)."""
     if proc.key not in {p.key for p in chain[1:]}:
         return "it is not an ancestor of the calling process"
-    if proc.comm.lower() in UNMARKABLE or proc.pid == 1 or proc.key == daemon_key:
+    if _plain_name(proc) in UNMARKABLE or proc.pid == 1 or proc.key == daemon_key:
         return f"{proc.describe()} is a shell, a terminal or the daemon"
     return None
 
@@ -162,6 +168,6 @@ def hook_agent(command: str = "hook") -> dict[str, int] | None:
             agent = above[1] if "-c" in parent.argv[1:3] and len(above) > 1 else None
         else:
             agent = parent
-    if agent is None or agent.comm.lower() in UNMARKABLE or agent.pid == 1:
+    if agent is None or _plain_name(agent) in UNMARKABLE or agent.pid == 1:
         return None
     return {"pid": agent.pid, "start": agent.start}
