@@ -127,6 +127,10 @@ class Resolver:
                            stdin=(raw.stdin_kind, raw.stdin_text))
         if raw.words:
             self._layer(raw.words, context)
+        elif raw.redirects:
+            # zsh runs $READNULLCMD (a pager) or $NULLCMD for a lone redirect
+            self._emit((), context, False, "a redirect without a command, which zsh hands to a "
+                                           "pager")
         else:
             self._emit((), context, True, "only sets shell variables")
 
