@@ -77,7 +77,10 @@ def _grep(data: dict[str, Any], cwd: str | None) -> Mapped:
         return Mapped("execute_command", {"command": None}, read_only=True)
     if os.path.isfile(os.path.join(cwd or os.getcwd(), path)):
         return Mapped("read_file", {"path": path}, read_only=True)
-    args: dict[str, Any] = {"command": f"rg --regexp {shlex.quote(pattern)} -- {shlex.quote(path)}"}
+    # The pattern goes in on standard input: a regex is not a path, and as an argument its
+    # `*` and `?` would read as a shell pattern to the checks.
+    search = f"rg --file - -- {shlex.quote(path)} <<< {shlex.quote(pattern)}"
+    args: dict[str, Any] = {"command": search}
     if cwd:
         args["cwd"] = cwd
     return Mapped("execute_command", args, read_only=True)

@@ -41,7 +41,7 @@ def test_search_and_listing_tools_are_reads(tmp_path: Path) -> None:
     # Claude Code's Grep is its own ripgrep: judged as the rg command over a folder, and as
     # a read of the file when it searches one file
     assert map_call("Grep", {"pattern": "def \\w+", "path": "src", "glob": "*.py"}) == Mapped(
-        "execute_command", {"command": "rg --regexp 'def \\w+' -- src"}, read_only=True)
+        "execute_command", {"command": "rg --file - -- src <<< 'def \\w+'"}, read_only=True)
     (tmp_path / "a.py").write_text("x")
     assert map_call("Grep", {"pattern": "x", "path": str(tmp_path / "a.py")}) == Mapped(
         "read_file", {"path": str(tmp_path / "a.py")}, read_only=True)

@@ -224,3 +224,4 @@ def test_claude_code_grep_over_a_folder_with_ignored_files_needs_a_person(
     assert _grep(spaces, "ignoring", pattern="TOKEN", path=".env") == "deny"
     assert _grep(spaces, "ignoring", pattern="print", path="src/a.py") == "allow"
     assert _grep(spaces, "plain", pattern="print", path="src") == "allow"
+    assert _grep(spaces, "plain", pattern="def [a-z]+.*\\(", path="src") == "allow"
