@@ -12,7 +12,8 @@ from intentd.daemon.testing import decide, make_intent, make_session, make_works
 
 def receipts(engine: Engine, root: Path) -> list[dict[str, object]]:
     ledger = workspace_state_dir(root.resolve(), engine.home) / "ledger.jsonl"
-    return [json.loads(line)["receipt"] for line in ledger.read_text().splitlines()]
+    entries = [json.loads(line) for line in ledger.read_text().splitlines()]
+    return [e["receipt"] for e in entries if e.get("phase") != "intent"]  # receipts, not intents
 
 
 def test_the_receipt_of_a_command_names_its_checkpoints_coverage(tmp_path: Path) -> None:
