@@ -20,7 +20,7 @@ class Proc:
     start: int          # clock ticks after boot: with the pid, names the process for good
     comm: str
     argv: tuple[str, ...]
-    env_names: frozenset[str] = frozenset()  # its environment's variable names, when asked for
+    env_names: frozenset[str] = frozenset()  # the names asked for that its environment holds
 
     @property
     def key(self) -> tuple[int, int]:
@@ -31,15 +31,18 @@ class Proc:
         return f"pid {self.pid} ({shown})"
 
 
-def read_proc(pid: int, proc: Path = PROC, with_env: bool = False) -> Proc | None:
-    """The process `pid`, or None when it is gone (or /proc cannot be read). `with_env`: also
-    the names in its environment (as it was at exec; empty when it cannot be read)."""
+def read_proc(pid: int, proc: Path = PROC,
+              env_wanted: frozenset[str] = frozenset()) -> Proc | None:
+    """The process `pid`, or None when it is gone (or /proc cannot be read). `env_wanted`:
+    which of these names its environment holds (as it was at exec) goes in `env_names`."""
+    base = f"{proc}/{pid}"
     try:
-        stat = (proc / str(pid) / "stat").read_bytes().decode("utf-8", "replace")
-        raw_argv = (proc / str(pid) / "cmdline").read_bytes()
+        with open(f"{base}/stat", "rb") as handle:
+            stat = handle.read().decode("utf-8", "replace")
+        with open(f"{base}/cmdline", "rb") as handle:
+            raw_argv = handle.read()
     except OSError:
         return None
-    env_names = _env_names(proc / str(pid) / "environ") if with_env else frozenset()
     # comm may hold spaces and parentheses: it ends at the last ")".
     open_at, close_at = stat.find("("), stat.rfind(")")
     fields = stat[close_at + 2:].split()
@@ -50,16 +53,17 @@ def read_proc(pid: int, proc: Path = PROC, with_env: bool = False) -> Proc | Non
     except ValueError:
         return None
     argv = tuple(a.decode("utf-8", "replace") for a in raw_argv.split(b"\0") if a)
+    env_names = _env_names(f"{base}/environ", env_wanted) if env_wanted else frozenset()
     return Proc(pid, ppid, start, stat[open_at + 1:close_at], argv, env_names)
 
 
-def _env_names(path: Path) -> frozenset[str]:
+def _env_names(path: str, wanted: frozenset[str]) -> frozenset[str]:
     try:
-        raw = path.read_bytes()
+        with open(path, "rb") as handle:
+            raw = b"\0" + handle.read()
     except OSError:
         return frozenset()
-    return frozenset(item.split(b"=", 1)[0].decode("utf-8", "replace")
-                     for item in raw.split(b"\0") if b"=" in item)
+    return frozenset(name for name in wanted if f"\0{name}=".encode() in raw)
 
 
 def start_time(pid: int) -> int | None:
@@ -67,11 +71,12 @@ def start_time(pid: int) -> int | None:
     return found.start if found else None
 
 
-def ancestry(pid: int, proc: Path = PROC, with_env: bool = False) -> list[Proc] | None:
+def ancestry(pid: int, proc: Path = PROC,
+             env_wanted: frozenset[str] = frozenset()) -> list[Proc] | None:
     """The process and its ancestors up to the first process (pid 1), nearest first; None when
     any link cannot be read, so a caller can fail closed."""
     chain: list[Proc] = []
-    current = read_proc(pid, proc, with_env)
+    current = read_proc(pid, proc, env_wanted)
     while current is not None and len(chain) < MAX_DEPTH:
         if chain and current.start > chain[-1].start:
             # A parent cannot start after its child: the parent died and its pid was reused.
@@ -79,7 +84,7 @@ def ancestry(pid: int, proc: Path = PROC, with_env: bool = False) -> list[Proc] 
         chain.append(current)
         if current.ppid <= 0:
             return chain
-        current = read_proc(current.ppid, proc, with_env)
+        current = read_proc(current.ppid, proc, env_wanted)
     return None
 
 

@@ -54,8 +54,9 @@ def _base(path: str) -> str:
 
 
 def _plain_name(proc: Proc) -> str:
-    """"tmux: server" -> "tmux"."""
-    return proc.comm.split(":")[0].strip().lower()
+    """The program's name without a title: "tmux: server" is tmux."""
+    name: str = proc.comm.split(":")[0].strip().lower()
+    return name
 
 
 def is_agent_program(proc: Proc) -> bool:
@@ -141,7 +142,7 @@ def caller_chain(pid: int) -> list[Proc] | None:
     if pid <= 0:
         return None
     now = uptime_ticks()
-    chain: list[Proc] | None = ancestry(pid, with_env=True)
+    chain: list[Proc] | None = ancestry(pid, env_wanted=AGENT_ENVIRONMENT)
     if chain and now is not None and chain[0].start > now:
         return None  # started after it connected: the peer is gone and its pid reused
     return chain

@@ -115,5 +115,5 @@ def test_an_agents_environment_marks_a_process_that_left_its_tree() -> None:
     orphan = Proc(120, 1, 1200, "python3", ("python3", "x.py"), frozenset({"PATH", "CLAUDECODE"}))
     verdict = classify([orphan, TERMINAL[-1]], DAEMON, AgentProcesses())
     assert verdict.side is Side.AGENT and "CLAUDECODE" in verdict.why
-    me = read_proc(os.getpid(), with_env=True)
-    assert me is not None and "PATH" in me.env_names
+    me = read_proc(os.getpid(), env_wanted=frozenset({"PATH", "NO_SUCH_VARIABLE_HERE"}))
+    assert me is not None and me.env_names == {"PATH"}
