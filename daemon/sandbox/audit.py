@@ -80,15 +80,18 @@ def in_scope(intent: Intent | None, path: str) -> bool:
 
 
 def audit(store: Store, checkpoint_id: str, intent: Intent | None, mode: str,
-          overlapped: bool = False) -> ScopeAudit | None:
+          overlapped: bool = False, writable: tuple[str, ...] | None = None) -> ScopeAudit | None:
     """Compare what changed since checkpoint_id with the intent's scope; None when all is in it.
     In restore mode each out-of-scope path is brought back to its state at the checkpoint,
     unless other calls changed the workspace meanwhile (overlapped): the changes could be
-    theirs, so they are only reported."""
+    theirs, so they are only reported. `writable`: the only folders and files a confined
+    command could write; a change elsewhere is someone else's (the person's editor, another
+    agent) and is left alone."""
     if mode == "off":
         return None
     changed = [(d.path, d.status) for d in store.diff(checkpoint_id)]
-    found = tuple((p, s) for p, s in changed if not in_scope(intent, p))
+    found = tuple((p, s) for p, s in changed
+                  if not in_scope(intent, p) and (writable is None or _under(p, writable)))
     if not found:
         return None
     intent_id = intent.id if intent else None
@@ -96,9 +99,14 @@ def audit(store: Store, checkpoint_id: str, intent: Intent | None, mode: str,
         return ScopeAudit("report", checkpoint_id, intent_id, found, note=OVERLAP_NOTE)
     if mode != "restore":
         return ScopeAudit(mode, checkpoint_id, intent_id, found)
-    kept = [p for p, _ in changed if in_scope(intent, p)]
-    undone, left, undo = _restore(store, checkpoint_id, [p for p, _ in found], kept)
+    paths = [p for p, _ in found]
+    kept = sorted({p for p, _ in changed} - set(paths))  # in scope, or not the command's
+    undone, left, undo = _restore(store, checkpoint_id, paths, kept)
     return ScopeAudit(mode, checkpoint_id, intent_id, found, tuple(undone), tuple(left), undo)
+
+
+def _under(path: str, prefixes: tuple[str, ...]) -> bool:
+    return any(path == p or path.startswith(p + "/") for p in prefixes)
 
 
 def _restore(store: Store, checkpoint_id: str, paths: list[str],
@@ -141,7 +149,8 @@ def _one_by_one(store: Store, checkpoint_id: str, paths: list[str],
 
 
 def restore_groups(paths: list[str], kept: list[str]) -> list[str]:
-    """For each path, its topmost folder holding no kept change (the path itself when none)."""
+    """For each path, its topmost folder holding no kept change (the path itself when none);
+    a restore of that folder touches nothing that must stay."""
     busy = {"/".join(k.split("/")[:i]) for k in kept for i in range(1, k.count("/") + 1)}
     groups = set()
     for path in paths:

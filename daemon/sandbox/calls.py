@@ -27,7 +27,7 @@ def audited(ctx: CallContext, result: ToolResult, store: Store, checkpoint_id: s
     """The result with the scope audit's word added: what was undone, named path by path."""
     mode = ctx.config.policy.scope_audit
     try:
-        found = audit(store, checkpoint_id, ctx.intent, mode, overlapped)
+        found = audit(store, checkpoint_id, ctx.intent, mode, overlapped, _writable(result))
     except Exception as exc:  # never silent: the agent, the ledger and the app are told
         log.exception("scope audit after %s failed", checkpoint_id)
         note = (f"[scope audit failed: {exc}; changes outside the scope may remain — "
@@ -37,6 +37,15 @@ def audited(ctx: CallContext, result: ToolResult, store: Store, checkpoint_id: s
     if found is None:
         return result
     return _with(result, found.message(), found.to_json())
+
+
+def _writable(result: ToolResult) -> tuple[str, ...] | None:
+    """The workspace folders and files a command confined by Landlock could write (devices and
+    its temp folder aside); None when it ran unconfined or elsewhere (a hook-based agent's)."""
+    sandbox = result.data.get("sandbox")
+    if not isinstance(sandbox, dict) or sandbox.get("confined") is not True:
+        return None
+    return tuple(w for w in sandbox.get("writable", []) if not w.startswith(("/", "$")))
 
 
 def _with(result: ToolResult, note: str, record: dict[str, Any]) -> ToolResult:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -125,3 +127,27 @@ def test_a_change_by_a_call_running_alongside_is_reported_not_undone(connect: Co
     assert audit["mode"] == "report" and audit["undone"] == []
     assert "other calls changed this workspace" in audit["message"]
     assert (workspace / "docs" / "theirs.md").exists()
+
+
+def test_a_change_the_confined_command_could_not_make_is_left_alone(connect: Connect,
+                                                                     tmp_path: Path) -> None:
+    """While a confined command runs, the person edits a file it could not write: that edit is
+    not the command's, and the audit leaves it (and does not even name it)."""
+    workspace = git_workspace(tmp_path / "ws", ["src/**/*.py"])
+    (workspace / "src" / "slow.sh").write_text(
+        "echo x > src/notes.txt; while [ ! -e docs/person.md ]; do sleep 0.05; done\n")
+
+    def person_edits() -> None:
+        deadline = time.monotonic() + 20
+        while not (workspace / "src" / "notes.txt").exists() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        (workspace / "docs" / "person.md").write_text("the person's own edit\n")
+
+    editor = threading.Thread(target=person_edits)
+    editor.start()
+    answer = approved_command(connect, workspace, "bash src/slow.sh")
+    editor.join()
+    audit = audit_of(answer)
+    assert audit["undone"] == ["src/notes.txt"]
+    assert [path for path, _ in audit["out_of_scope"]] == ["src/notes.txt"]
+    assert (workspace / "docs" / "person.md").read_text() == "the person's own edit\n"
