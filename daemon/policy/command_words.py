@@ -164,6 +164,8 @@ _PLAIN_VARIABLES = frozenset({
     "HOSTNAME", "HOSTTYPE", "OSTYPE", "MACHTYPE", "UID", "EUID", "PPID", "SHLVL", "TMPDIR",
     "TZ", "COLUMNS", "LINES", "RANDOM", "SECONDS", "LINENO", "BASHPID", "BASH_VERSION", "_",
     "XDG_RUNTIME_DIR", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME",
+    "VIRTUAL_ENV", "CONDA_PREFIX", "JAVA_HOME", "GOPATH", "GOROOT", "CARGO_HOME", "NODE_ENV",
+    "EDITOR", "CI",
 })
 _PROXY_NAMES = frozenset({"http_proxy", "https_proxy", "ftp_proxy", "all_proxy", "no_proxy"})
 
