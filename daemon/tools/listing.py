@@ -156,7 +156,7 @@ def _read_regular(entry: Entry) -> bytes | None:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode) or info.st_size > SEARCH_FILE_CAP_BYTES:
             return None
-        data = handle.read(SEARCH_FILE_CAP_BYTES + 1)
+        data = handle.read(info.st_size + 1)  # not the cap: a large buffer per file costs
     if len(data) > SEARCH_FILE_CAP_BYTES or b"\x00" in data[:8192]:
         return None
     return data
