@@ -94,6 +94,11 @@ class Anchor:
             raise FileNotFoundError(errno.ENOENT, "no such folder", self.path)
         try:
             return os.open(self.name, LIST_FLAGS, dir_fd=self.fd)
+        except NotADirectoryError:
+            info = self.lstat()
+            if info is not None and not stat.S_ISLNK(info.st_mode):
+                raise  # a file, as it was when checked: not a folder
+            raise changed(self.path, self.name) from None
         except OSError as exc:
             raise _refusal(self.path, self.name, exc) from None
 

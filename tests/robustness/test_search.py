@@ -98,3 +98,11 @@ def test_file_names_that_are_not_utf8_are_shown_and_recorded(engine: Engine, ses
         ev = engine.evaluate(session, tool, args)
         result = engine.run(ev, approved_by="test").result
         assert result.ok and "src/bad\ufffd.py" in result.output
+
+
+def test_a_file_given_as_the_folder_is_named_as_such(engine: Engine, session: Any) -> None:
+    for tool, args in (("list_files", {"path": "src/a.py"}),
+                       ("search_files", {"regex": "x", "path": "src/a.py"})):
+        ev = engine.evaluate(session, tool, args)
+        result = engine.run(ev, approved_by="test").result
+        assert not result.ok and "is not a folder" in result.output
