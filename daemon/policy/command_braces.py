@@ -27,33 +27,55 @@ def expand_braces(raw: str) -> list[str] | None:
 
 
 def _expand(raw: str) -> list[str]:
-    found = _first_expression(raw)
+    found = _first_pair(raw)
     if found is None:
         return [raw]
-    start, end, alternatives = found
-    suffixes = _expand(raw[end + 1:])
+    start, end, commas = found
+    inner, rest = raw[start + 1:end], raw[end + 1:]
+    # bash looks for a comma anywhere in the braces (nested or quoted ones too) to choose a
+    # list over a sequence: `{../.env{,}}` is the one-item list `../.env{,}`.
+    alternatives = (_split(inner, commas, start + 1) if _any_comma(inner)
+                    else _sequence(inner))
+    if alternatives is None:  # not a sequence after all: this pair stays as it is
+        return [raw] if not rest else _joined([raw[:end + 1]], _expand(rest), raw)
+    suffixes = _expand(rest)
     words: list[str] = []
     for alternative in alternatives:
-        for middle in _expand(alternative):
-            words.extend(raw[:start] + middle + suffix for suffix in suffixes)
-            if len(words) > MAX_WORDS:
-                raise TooManyWords(f"brace expansion of `{raw[:60]}` makes too many words")
+        words.extend(_joined([raw[:start]], _joined(_expand(alternative), suffixes, raw), raw))
+        _limit(words, raw)
     return words
 
 
-def _first_expression(raw: str) -> tuple[int, int, list[str]] | None:
-    """(start, end, alternatives) of the leftmost brace pair that expands."""
+def _joined(heads: list[str], tails: list[str], raw: str) -> list[str]:
+    return _limit([head + tail for head in heads for tail in tails], raw)
+
+
+def _limit(words: list[str], raw: str) -> list[str]:
+    if len(words) > MAX_WORDS:
+        raise TooManyWords(f"brace expansion of `{raw[:60]}` makes too many words")
+    return words
+
+
+def _first_pair(raw: str) -> tuple[int, int, list[int]] | None:
+    """(start, end, top-level commas) of the leftmost brace pair bash takes for an
+    expansion: closed, with a top-level comma or `..` (not right before the `}`)."""
     for start in _unquoted_opening_braces(raw):
-        end, commas = _closing(raw, start)
-        if end < 0:
-            continue  # an unclosed brace is literal; a later one may still expand
-        inner = raw[start + 1:end]
-        if commas:
-            return start, end, _split(inner, commas, start + 1)
-        sequence = _sequence(inner)
-        if sequence is not None:
-            return start, end, sequence
+        end, commas, dots = _closing(raw, start)
+        if end >= 0 and (commas or dots):
+            return start, end, commas
     return None
+
+
+def _any_comma(inner: str) -> bool:
+    index = 0
+    while index < len(inner):
+        if inner[index] == "\\":
+            index += 2
+            continue
+        if inner[index] == ",":
+            return True
+        index += 1
+    return False
 
 
 def _unquoted_opening_braces(raw: str) -> list[int]:
@@ -75,9 +97,10 @@ def _unquoted_opening_braces(raw: str) -> list[int]:
     return positions
 
 
-def _closing(raw: str, start: int) -> tuple[int, list[int]]:
-    """The matching `}` of the brace at `start` (-1 if none) and its top-level commas."""
-    depth, quote = 0, ""
+def _closing(raw: str, start: int) -> tuple[int, list[int], bool]:
+    """The matching `}` of the brace at `start` (-1 if none), its top-level commas, and
+    whether it has a top-level `..` that is not right before the `}`."""
+    depth, quote, dots = 0, "", False
     commas: list[int] = []
     index = start + 1
     while index < len(raw):
@@ -93,12 +116,14 @@ def _closing(raw: str, start: int) -> tuple[int, list[int]]:
             depth += 1
         elif char == "}":
             if depth == 0:
-                return index, commas
+                return index, commas, dots
             depth -= 1
         elif char == "," and depth == 0:
             commas.append(index)
+        elif raw.startswith("..", index) and depth == 0 and raw[index + 2:index + 3] != "}":
+            dots = True
         index += 1
-    return -1, []
+    return -1, [], False
 
 
 def _split(inner: str, commas: list[int], offset: int) -> list[str]:

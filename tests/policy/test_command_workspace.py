@@ -139,7 +139,8 @@ def test_ignored_paths_are_never_read_unasked(spaces: Workspaces, command: str) 
 
 
 @pytest.mark.parametrize("command", ["cat ../.env", "cd .. && cat config/prod.env",
-                                     "cd .. && cd secrets && cat key.txt"])
+                                     "cd .. && cd secrets && cat key.txt", "cat {../.env{,}}",
+                                     "head {..,.}/.env"])
 def test_ignored_paths_from_a_subfolder(spaces: Workspaces, command: str) -> None:
     verdict, reason = spaces.command("ignoring", command, cwd="src")
     assert verdict != "allow", reason
