@@ -96,6 +96,8 @@ IGNORED_READS: list[tuple[str, str]] = [
     ("brace-file", "cat secrets/{key,x}.txt"),
     ("brace-middle", "cat .e{n,}v"),
     ("brace-nested", "cat {src/{a.py,b.py},.env}"),
+    ("brace-redirect", "cat < {.env,}"),
+    ("brace-redirect-first-empty", "wc -l < {,.env}"),
     ("grep-d-recurse", "grep -d recurse x ."),
     ("grep-directories", "grep --directories=recurse x ."),
     ("grep-directories-abbrev", "grep --direc=recurse x ."),
