@@ -324,3 +324,15 @@ def test_rules_follow_safe_commands_however_the_policy_is_built() -> None:
     assert strict_policy.commands.read_only_auto is False
     assert decide_command("ls", strict_policy.commands).outcome == "unmatched"
     assert decide_command("ls", Policy().commands).outcome == "read_only"
+
+
+def test_shells_are_followed_32_deep_and_no_further() -> None:
+    """Here-documents nest shells without quoting: past 32 the code is never auto-approved."""
+    def nested(depth: int) -> str:
+        command = "ls"
+        for level in range(depth):
+            command = f"bash <<E{level}\n{command}\nE{level}"
+        return command
+    assert decide_command(nested(32), EMPTY).outcome == "read_only"
+    deeper = decide_command(nested(33), EMPTY)
+    assert deeper.outcome == "ask" and "nested too deeply" in deeper.reason
