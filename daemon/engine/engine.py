@@ -23,6 +23,7 @@ from intentd.daemon.engine.workspace import Workspace
 from intentd.daemon.policy.hooks import run_post_hooks, run_pre_hooks
 from intentd.daemon.sandbox.calls import audited, request_for
 from intentd.daemon.sandbox.overlap import OverlapTracker, Running
+from intentd.daemon.tools.anchor import Anchor, hold_anchors, release
 from intentd.daemon.tools.base import ToolContext, ToolFailed, ToolKind, ToolResult
 from intentd.daemon.tools.fileio import sha256_file
 
@@ -41,6 +42,7 @@ class Evaluation:
     decision: Decision
     started_at: float
     decided_ms: float
+    held: tuple[Anchor, ...] = ()  # a file tool's folders, held open from the recheck to the write
 
 
 @dataclass
@@ -139,8 +141,15 @@ class Engine:
 
     def run(self, ev: Evaluation, approved_by: str) -> Outcome:
         """Run an allowed or approved call: pre-hooks, checkpoint, execute, post-hooks, receipt."""
+        try:
+            return self._run(ev, approved_by)
+        finally:
+            release(ev.held)
+            ev.held = ()
+
+    def _run(self, ev: Evaluation, approved_by: str) -> Outcome:
         clock = time.perf_counter()
-        prepared = self._prepare(ev)
+        prepared = self._prepare(ev, hold=True)
         if isinstance(prepared, Outcome):
             return prepared
         before, checkpoint_id, coverage = prepared
@@ -148,7 +157,7 @@ class Engine:
         self._emit("tools/started", {"call_id": ev.call_id, "session_id": ctx.session.id,
                                      "tool": ctx.name, "checkpoint_id": checkpoint_id})
         running = self._overlap.begin(ctx.root) if ctx.destructive else None
-        result = self._execute(ctx, approved_by)
+        result = self._execute(ctx, approved_by, ev.held)
         overlapped = running is not None and self._overlap.end(running)
         result = self._scope_audit(ctx, checkpoint_id, result, overlapped)
         self._apply_effects(ctx, result)
@@ -181,7 +190,8 @@ class Engine:
             self.report(overflow[0].ctx.session, overflow[0].call_id, False, "never reported")
         return outcome
 
-    def _prepare(self, ev: Evaluation) -> Outcome | tuple[dict[str, str | None], str | None, str]:
+    def _prepare(self, ev: Evaluation, hold: bool = False
+                 ) -> Outcome | tuple[dict[str, str | None], str | None, str]:
         """Recheck, pre-hooks, then the checkpoint of a destructive call; a refusal comes back as
         Outcome. The recheck runs the gates again on what holds now, since a person may have
         taken minutes to answer; the call then runs on the freshly resolved paths."""
@@ -196,6 +206,11 @@ class Engine:
         problem = self._record_intent(ev)
         if problem is not None:
             return self.refuse(ev, Decision.deny("ledger", f"{problem}; the call did not run"))
+        if hold and ctx.kind is ToolKind.EDIT:  # from here, a swapped folder cannot redirect it
+            try:
+                ev.held = hold_anchors(p.absolute for p in ctx.paths)
+            except (OSError, ToolFailed) as exc:
+                return self.refuse(ev, Decision.deny("access", str(exc)))
         hooks = ctx.config.policy.hooks
         if hooks.pre_tool:
             veto = run_pre_hooks(hooks.pre_tool, self._hook_payload(ev), ctx.root)
@@ -239,13 +254,15 @@ class Engine:
         for call_id in unreported:
             self.report(session, call_id, False, "the client never reported the result")
 
-    def _execute(self, ctx: CallContext, approved_by: str | None = None) -> ToolResult:
+    def _execute(self, ctx: CallContext, approved_by: str | None = None,
+                 held: tuple[Anchor, ...] = ()) -> ToolResult:
         assert ctx.tool is not None
         tool_ctx = ToolContext(
             root=ctx.root, paths=tuple(p.absolute for p in ctx.paths),
             cwd=ctx.cwd.absolute if ctx.cwd else ctx.root, intents_lookup=ctx.intents_lookup,
             is_ignored=ctx.config.ignore.ignores,
-            sandbox=request_for(ctx, approved_by) if ctx.kind is ToolKind.COMMAND else None)
+            sandbox=request_for(ctx, approved_by) if ctx.kind is ToolKind.COMMAND else None,
+            anchors=held)
         try:
             return ctx.tool.execute(tool_ctx, ctx.args)
         except ToolFailed as exc:

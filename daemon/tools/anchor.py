@@ -12,6 +12,7 @@ import errno
 import os
 import secrets
 import stat
+from collections.abc import Iterable
 
 from intentd.daemon.tools.base import ToolFailed
 
@@ -132,6 +133,23 @@ class Anchor:
                     os.close(folder)
             folder = child
         return folder
+
+
+def hold_anchors(paths: Iterable[str]) -> tuple[Anchor, ...]:
+    """An anchor for each path, all or none."""
+    held: list[Anchor] = []
+    try:
+        for path in paths:
+            held.append(Anchor(path))
+    except BaseException:
+        release(held)
+        raise
+    return tuple(held)
+
+
+def release(anchors: Iterable[Anchor]) -> None:
+    for anchor in anchors:
+        anchor.close()
 
 
 def walk(path: str, folders: list[str]) -> tuple[int, tuple[str, ...]]:

@@ -43,6 +43,8 @@ class ToolContext:
     intents_lookup: Callable[[str], Any]  # id -> Intent | None, from the call's config snapshot
     is_ignored: Callable[[str], bool]     # workspace-relative path -> hidden by the ignore rules
     sandbox: Any = None  # a command's SandboxRequest (scope, network); None: nothing writable
+    # a file tool's paths, each an Anchor (tools.anchor) held open since the gates checked it
+    anchors: tuple[Any, ...] = ()
 
 
 Executor = Callable[[ToolContext, dict[str, Any]], ToolResult]

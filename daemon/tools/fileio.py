@@ -36,23 +36,32 @@ def sha256_text(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def open_checked(path: str) -> BinaryIO:
+def held(path: str, anchor: Anchor | None) -> Anchor:
+    """The anchor held since the check, else one taken now (which the caller closes)."""
+    return anchor if anchor is not None else Anchor(path)
+
+
+def open_checked(path: str, anchor: Anchor | None = None) -> BinaryIO:
     """The regular file at the checked, resolved `path`, reached without following a symlink
-    that appeared since the check; clear errors for a missing file, a folder or a FIFO."""
-    with Anchor(path) as anchor:
-        try:
-            fd = anchor.open_regular()
-        except FileNotFoundError:
-            raise ToolFailed(f"file not found: {path}") from None
-        except IsADirectoryError:
-            raise ToolFailed(f"{path} is a directory: use list_files") from None
+    that appeared since the check (through `anchor`, held since then, when given); clear
+    errors for a missing file, a folder or a FIFO."""
+    current = held(path, anchor)
+    try:
+        fd = current.open_regular()
+    except FileNotFoundError:
+        raise ToolFailed(f"file not found: {path}") from None
+    except IsADirectoryError:
+        raise ToolFailed(f"{path} is a directory: use list_files") from None
+    finally:
+        if current is not anchor:
+            current.close()
     return os.fdopen(fd, "rb")
 
 
-def read_text(path: str) -> str:
+def read_text(path: str, anchor: Anchor | None = None) -> str:
     """The whole file as text; clear errors for missing, binary, special or over-cap files."""
     cap = READ_CAP_BYTES
-    with open_checked(path) as handle:
+    with open_checked(path, anchor) as handle:
         size = os.fstat(handle.fileno()).st_size
         if size > cap:
             raise ToolFailed(f"file is {size} bytes, over the {cap}-byte read cap: "
@@ -61,10 +70,14 @@ def read_text(path: str) -> str:
     return decode(data, path)
 
 
-def write_text(path: str, text: str) -> None:
+def write_text(path: str, text: str, anchor: Anchor | None = None) -> None:
     """Atomically write a tool's file at its checked, resolved path (see Anchor.write)."""
-    with Anchor(path) as anchor:
-        anchor.write(text.encode("utf-8"))
+    current = held(path, anchor)
+    try:
+        current.write(text.encode("utf-8"))
+    finally:
+        if current is not anchor:
+            current.close()
 
 
 def decode(data: bytes, path: str) -> str:

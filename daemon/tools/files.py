@@ -6,6 +6,7 @@ import itertools
 from typing import Any
 
 from intentd.daemon.tools import fileio
+from intentd.daemon.tools.anchor import Anchor
 from intentd.daemon.tools.base import Tool, ToolContext, ToolFailed, ToolKind, ToolResult
 from intentd.daemon.tools.fileio import decode, open_checked, read_text, sha256_file, sha256_text, write_text
 
@@ -16,21 +17,26 @@ def _path_only(args: dict[str, Any]) -> tuple[str, ...]:
     return (args["path"],)
 
 
+def _anchor(ctx: ToolContext) -> Anchor | None:
+    """The path's folder, held open since the gates checked it (when the engine took it)."""
+    return ctx.anchors[0] if ctx.anchors else None
+
+
 def read_file(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
     path = ctx.paths[0]
     start, end = args.get("start_line"), args.get("end_line")
     if start is None and end is None:
-        text = read_text(path)
+        text = read_text(path, _anchor(ctx))
     else:
-        text = _read_lines(path, start or 1, end)
+        text = _read_lines(path, start or 1, end, _anchor(ctx))
     digest = sha256_file(path)
     return ToolResult(True, text, read={path: digest} if digest else {})
 
 
-def _read_lines(path: str, start: int, end: int | None) -> str:
+def _read_lines(path: str, start: int, end: int | None, anchor: Anchor | None) -> str:
     parts: list[bytes] = []
     size = 0
-    with open_checked(path) as handle:
+    with open_checked(path, anchor) as handle:
         for line in itertools.islice(handle, start - 1, end):
             size += len(line)
             if size > fileio.READ_CAP_BYTES:
@@ -43,7 +49,7 @@ def _read_lines(path: str, start: int, end: int | None) -> str:
 def write_to_file(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
     path, content = ctx.paths[0], args["content"]
     existed = sha256_file(path) is not None
-    write_text(path, content)
+    write_text(path, content, _anchor(ctx))
     verb = "overwrote" if existed else "created"
     return ToolResult(True, f"{verb} {args['path']} ({len(content)} characters)",
                       written={path: sha256_text(content)})
@@ -79,8 +85,8 @@ def apply_edits(text: str, args: dict[str, Any], shown: str) -> str:
 
 def replace_in_file(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
     path = ctx.paths[0]
-    text = apply_edits(read_text(path), args, args["path"])
-    write_text(path, text)
+    text = apply_edits(read_text(path, _anchor(ctx)), args, args["path"])
+    write_text(path, text, _anchor(ctx))
     return ToolResult(True, f"applied {len(_edits(args))} edit(s) to {args['path']}",
                       written={path: sha256_text(text)})
 

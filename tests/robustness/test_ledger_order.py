@@ -65,9 +65,9 @@ def test_the_intent_is_in_the_ledger_when_the_write_happens(
     seen: list[list[dict[str, Any]]] = []
     real_write = files.write_text
 
-    def watching_write(path: str, text: str) -> None:
+    def watching_write(path: str, text: str, anchor: Any = None) -> None:
         seen.append([json.loads(line) for line in ledger_path.read_text().splitlines()])
-        real_write(path, text)
+        real_write(path, text, anchor)
 
     monkeypatch.setattr(files, "write_text", watching_write)
     ev = engine.evaluate(session, "write_to_file", {"path": "new.txt", "content": "x"})

@@ -1,4 +1,5 @@
-"""A folder swapped for a symlink while a pre-hook runs: the write never lands through it."""
+"""Folders swapped (for a symlink, or by renames) while a pre-hook runs: the write lands in the
+folder that was checked, held open since the check, never through what took its place."""
 
 from __future__ import annotations
 
@@ -65,8 +66,8 @@ def test_a_folder_swapped_for_a_symlink_is_not_followed(engine: Engine, ws: Path
     before = (ws / INTENTS).read_text()
     outcome = run_racing(engine, ws, tool, args, swap_folder(ws, "src/sub"))
     assert (ws / INTENTS).read_text() == before, "the protected file is untouched"
-    assert outcome.result is not None and not outcome.result.ok
-    assert "changed since it was checked" in outcome.result.output
+    assert outcome.result is not None and outcome.result.ok, "it wrote where it was checked"
+    assert (ws / "src" / "sub.old" / "active_intents.yaml").read_text() == "hacked: []\n"
 
 
 def test_a_new_file_below_a_swapped_folder_is_not_created_there(engine: Engine, ws: Path) -> None:
@@ -74,7 +75,8 @@ def test_a_new_file_below_a_swapped_folder_is_not_created_there(engine: Engine, 
                          {"path": "src/sub/deep/new/policy.yaml", "content": "x"},
                          swap_folder(ws, "src/sub"))
     assert not (ws / ".orchestration" / "deep").exists()
-    assert outcome.result is not None and not outcome.result.ok
+    assert outcome.result is not None and outcome.result.ok
+    assert (ws / "src" / "sub.old" / "deep" / "new" / "policy.yaml").read_text() == "x"
 
 
 def test_a_file_swapped_for_a_symlink_is_not_written_through(engine: Engine, ws: Path) -> None:
@@ -87,3 +89,21 @@ def test_a_file_swapped_for_a_symlink_is_not_written_through(engine: Engine, ws:
     outcome = run_racing(engine, ws, "write_to_file", {"path": "src/file.txt", "content": "x"}, swap)
     assert (ws / INTENTS).read_text() == before
     assert outcome.result is not None and not outcome.result.ok
+    assert "changed since it was checked" in outcome.result.output
+
+
+def test_a_folder_renamed_away_keeps_the_write_it_was_checked_for(engine: Engine, ws: Path) -> None:
+    """Real folders renamed under the call (no symlink at all): the protected folder moved into
+    the checked place, and back afterwards. The write goes to the folder that was checked."""
+    before = (ws / INTENTS).read_text()
+
+    def swap() -> None:
+        os.rename(ws / "src" / "sub", ws / "src" / "sub.old")
+        os.rename(ws / ".orchestration", ws / "src" / "sub")
+
+    outcome = run_racing(engine, ws, "write_to_file",
+                         {"path": "src/sub/active_intents.yaml", "content": "hacked: []\n"}, swap)
+    os.rename(ws / "src" / "sub", ws / ".orchestration")
+    assert (ws / INTENTS).read_text() == before, "the protected file is untouched"
+    assert outcome.result is not None and outcome.result.ok
+    assert (ws / "src" / "sub.old" / "active_intents.yaml").read_text() == "hacked: []\n"
