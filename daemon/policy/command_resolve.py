@@ -54,13 +54,18 @@ class Findings:
     # adds its target joined to each, and keeps them, since it may fail or sit in `( … )`.
     dirs: list[str] = field(default_factory=lambda: [""])
 
-    def add_paths(self, paths: Iterable[str]) -> None:
+    def add_paths(self, paths: Iterable[str], into: list[str] | None = None) -> None:
         """List paths as the shell would open them, relative ones from each possible folder."""
+        found = self.path_args if into is None else into
         for path in paths:
             if path.startswith(("/", "~")):
-                self.path_args.append(path)
+                found.append(path)
             else:
-                self.path_args.extend(posixpath.join(d, path) if d else path for d in self.dirs)
+                found.extend(posixpath.join(d, path) if d else path for d in self.dirs)
+
+    def add_writes(self, paths: Iterable[str]) -> None:
+        """Files written, from each folder a `cd` may have moved to (all face the scope)."""
+        self.add_paths(paths, self.write_targets)
 
     def change_dir(self, target: str) -> None:
         moved = [posixpath.normpath(posixpath.join(d, target)) for d in self.dirs]
@@ -70,7 +75,8 @@ class Findings:
             self.dirs = self.dirs[:MAX_DIRS]
 
     def finish(self) -> None:
-        """Checks that need the whole command: variables it expands but never sets."""
+        """Checks that need the whole command: variables it expands but never sets, and
+        reads of another process's environment or memory."""
         secret = [n for n in dict.fromkeys(self.expanded)
                   if n not in self.assigned and not is_plain_variable(n)]
         self.needs_person.extend(
@@ -139,7 +145,7 @@ class Resolver:
             self.found.add_paths([redirect.target])
         if redirect.writes_file:
             self.found.redirect_writes.append(redirect.target)
-            self.found.write_targets.append(redirect.target)
+            self.found.add_writes([redirect.target])
 
     def _layer(self, words: tuple[Word, ...], context: _Context) -> None:
         name = words[0]
@@ -166,7 +172,7 @@ class Resolver:
         read_only, reason = classify(name, args, context.open_at is not None)
         self._emit(words, context, read_only, reason)
         self.found.add_paths(path_args(name, texts))
-        self.found.write_targets.extend(write_targets(name, texts))
+        self.found.add_writes(write_targets(name, texts))
         self._reads(name, args, context)
         if name in ("cd", "pushd") and read_only:
             for target in (t for t in texts if not t.startswith("-")):
@@ -208,7 +214,7 @@ class Resolver:
         reason = opaque or wrapper.why
         self._emit(words, context, wrapper.transparent and not opaque, reason,
                    opaque=opaque is not None, runs_suffix=wrapper.runs_suffix)
-        self.found.write_targets.extend(wrapper.writes)
+        self.found.add_writes(wrapper.writes)
         self.found.add_paths(wrapper.reads)
         if words[0].text in ("find", "fd"):  # the directories it searches
             own = [w.text for w in words[1:]]

@@ -30,9 +30,9 @@ def _git(root: Path, *args: str) -> None:
                         "PATH": "/usr/bin:/bin", "HOME": str(root)})
 
 
-def _workspace(root: Path, policy: dict[str, Any], ignore: bool) -> Path:
+def _workspace(root: Path, policy: dict[str, Any], ignore: bool, scope: str = "**") -> Path:
     files = {**FILES, ".orchestration/ignore": IGNORED} if ignore else dict(FILES)
-    make_workspace(root, make_intent(owned_scope=["**"]), policy=policy, files=files)
+    make_workspace(root, make_intent(owned_scope=[scope]), policy=policy, files=files)
     _git(root, "init", "-q")
     # A bare repository's files, written where any agent with this scope could write them,
     # and a repository nested in the workspace.
@@ -58,6 +58,10 @@ class Workspaces:
             session = make_session(self.engine, _workspace(base / name, policy, ignore))
             decide(self.engine, session, "select_active_intent", intent_id="INT-1")
             self.sessions[name] = session
+        scoped = _workspace(base / "scoped", {"auto_approve": {"all_commands": True}}, False,
+                            scope="docs/**")
+        self.sessions["scoped"] = make_session(self.engine, scoped)
+        decide(self.engine, self.sessions["scoped"], "select_active_intent", intent_id="INT-1")
 
     def verdict(self, workspace: str, tool: str, **args: Any) -> tuple[str, str]:
         decision = decide(self.engine, self.sessions[workspace], tool, **args).decision
@@ -228,3 +232,10 @@ def test_claude_code_grep_over_a_folder_with_ignored_files_needs_a_person(
     assert _grep(spaces, "ignoring", pattern="print", path="src/a.py") == "allow"
     assert _grep(spaces, "plain", pattern="print", path="src") == "allow"
     assert _grep(spaces, "plain", pattern="def [a-z]+.*\\(", path="src") == "allow"
+
+
+def test_a_write_after_cd_is_held_to_the_scope_where_it_lands(spaces: Workspaces) -> None:
+    """Scope `docs/**`, cwd docs: `cd ../src && touch a.md` writes src/a.md, out of scope."""
+    assert spaces.command("scoped", "touch a.md", cwd="docs")[0] == "allow"
+    verdict, reason = spaces.command("scoped", "cd ../src && touch a.md", cwd="docs")
+    assert verdict == "deny" and "src/a.md" in reason, reason
