@@ -61,7 +61,7 @@ def _first_pair(raw: str) -> tuple[int, int, list[int]] | None:
     expansion: closed, with a top-level comma or `..` (not right before the `}`)."""
     for start in _unquoted_opening_braces(raw):
         end, commas, dots = _closing(raw, start)
-        if end >= 0 and (commas or dots):
+        if end >= 0:
             return start, end, commas
     return None
 
@@ -98,8 +98,8 @@ def _unquoted_opening_braces(raw: str) -> list[int]:
 
 
 def _closing(raw: str, start: int) -> tuple[int, list[int], bool]:
-    """The matching `}` of the brace at `start` (-1 if none), its top-level commas, and
-    whether it has a top-level `..` that is not right before the `}`."""
+    """The `}` that closes the brace at `start` for bash (-1 if none), its top-level commas,
+    and whether it has a top-level `..` that is not right before a `}`."""
     depth, quote, dots = 0, "", False
     commas: list[int] = []
     index = start + 1
@@ -114,10 +114,10 @@ def _closing(raw: str, start: int) -> tuple[int, list[int], bool]:
             quote = char
         elif char == "{":
             depth += 1
-        elif char == "}":
-            if depth == 0:
-                return index, commas, dots
+        elif char == "}" and depth:
             depth -= 1
+        elif char == "}" and (commas or dots):  # bash reads past a `}` before either
+            return index, commas, dots
         elif char == "," and depth == 0:
             commas.append(index)
         elif raw.startswith("..", index) and depth == 0 and raw[index + 2:index + 3] != "}":

@@ -19,7 +19,7 @@ PIECES = ["{", "}", ",", "a", "b", ".", "..", "1", "3", "x{", "}y", "''", "'", '
           "{a,b}", "{1..3}", "{a..c}", ".env", "/", "../", "{,}", "{..", "..}"]
 words = st.lists(st.sampled_from(PIECES), min_size=1, max_size=10).map("".join)
 SOME = settings(max_examples=300, deadline=None, database=None,
-                suppress_health_check=[HealthCheck.too_slow])
+                suppress_health_check=list(HealthCheck))  # a bash per example is slow under load
 
 
 def bash_words(raw: str) -> list[str]:
@@ -49,5 +49,6 @@ def test_expansion_matches_bash(raw: str) -> None:
 
 def test_examples_from_the_issue() -> None:
     for raw in ("{.env,/dev/null}", ".{env,}", "{.env,src/a.py}", "{secrets,src}/key.txt",
-                "{../.env{,}}", "{..{a,b}}", "{a{b,c}..}", "x{a..b{,}}y", "{..a}"):
+                "{../.env{,}}", "{..{a,b}}", "{a{b,c}..}", "x{a..b{,}}y", "{..a}",
+                "{..}\\{a,b}", "{a}x,y}", "{a},{b}", "{.e}nv,x}"):
         assert ours(raw) == bash_words(raw)
