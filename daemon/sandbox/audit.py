@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 from intentd.daemon.checkpoints.errors import InvalidPath
 from intentd.daemon.engine.intents import Intent
+from intentd.daemon.policy.globs import fold
 
 log = logging.getLogger(__name__)
 # the person's own files (intents, policy, access rules), whatever a scope's globs say
@@ -73,14 +74,18 @@ class ScopeAudit:
         return "\n".join(lines)
 
 
-def in_scope(intent: Intent | None, path: str) -> bool:
-    if path.startswith(PERSONS_FOLDER) or path in PERSONS_FILES:
+def in_scope(intent: Intent | None, path: str, fold_case: bool = False) -> bool:
+    """The person's own files are compared caseless on every file system, as the protected-paths
+    stage does: on a case-insensitive one `.ORCHESTRATION/` is the real folder."""
+    caseless = fold(path)
+    if caseless.startswith(PERSONS_FOLDER) or caseless in PERSONS_FILES:
         return False
-    return intent is not None and intent.owns(path)
+    return intent is not None and intent.owns(path, fold_case)
 
 
 def audit(store: Store, checkpoint_id: str, intent: Intent | None, mode: str,
-          overlapped: bool = False, writable: tuple[str, ...] | None = None) -> ScopeAudit | None:
+          overlapped: bool = False, writable: tuple[str, ...] | None = None,
+          fold_case: bool = False) -> ScopeAudit | None:
     """Compare what changed since checkpoint_id with the intent's scope; None when all is in it.
     In restore mode each out-of-scope path is brought back to its state at the checkpoint,
     unless other calls changed the workspace meanwhile (overlapped): the changes could be
@@ -91,7 +96,7 @@ def audit(store: Store, checkpoint_id: str, intent: Intent | None, mode: str,
         return None
     changed = [(d.path, d.status) for d in store.diff(checkpoint_id)]
     found = tuple((p, s) for p, s in changed
-                  if not in_scope(intent, p) and (writable is None or _under(p, writable)))
+                  if not in_scope(intent, p, fold_case) and (writable is None or _under(p, writable)))
     if not found:
         return None
     intent_id = intent.id if intent else None

@@ -27,7 +27,8 @@ def audited(ctx: CallContext, result: ToolResult, store: Store, checkpoint_id: s
     """The result with the scope audit's word added: what was undone, named path by path."""
     mode = ctx.config.policy.scope_audit
     try:
-        found = audit(store, checkpoint_id, ctx.intent, mode, overlapped, _writable(result))
+        found = audit(store, checkpoint_id, ctx.intent, mode, overlapped, _writable(result),
+                      ctx.config.fold_case)
     except Exception as exc:  # never silent: the agent, the ledger and the app are told
         log.exception("scope audit after %s failed", checkpoint_id)
         note = (f"[scope audit failed: {exc}; changes outside the scope may remain — "

@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from intentd.daemon import protocol
+from intentd.daemon.engine.intents import Intent
+from intentd.daemon.sandbox.audit import in_scope
 from intentd.daemon.testing import make_intent, make_workspace
 from tests.sandbox.conftest import Connect, approved_command, git_workspace, ledger_entries
 from tests.server.helpers import open_session
@@ -151,3 +153,14 @@ def test_a_change_the_confined_command_could_not_make_is_left_alone(connect: Con
     assert audit["undone"] == ["src/notes.txt"]
     assert [path for path, _ in audit["out_of_scope"]] == ["src/notes.txt"]
     assert (workspace / "docs" / "person.md").read_text() == "the person's own edit\n"
+
+
+def test_on_a_case_insensitive_file_system_the_audit_compares_caseless() -> None:
+    """`.ORCHESTRATION/` is the person's folder there, and `SRC/x.py` is in `src/**`."""
+    everything = Intent(id="INT-1", name="all", status="IN_PROGRESS", owned_scope=("**",))
+    assert not in_scope(everything, ".ORCHESTRATION/active_intents.yaml", fold_case=True)
+    assert not in_scope(everything, ".Orchestration/policy.yaml", fold_case=False)
+    assert not in_scope(everything, ".ClineIgnore")
+    narrow = Intent(id="INT-2", name="src", status="IN_PROGRESS", owned_scope=("src/**",))
+    assert in_scope(narrow, "SRC/app.py", fold_case=True)
+    assert not in_scope(narrow, "SRC/app.py", fold_case=False)
