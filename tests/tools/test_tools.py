@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -124,9 +125,11 @@ def test_execute_command_exit_code_cwd_and_output(engine: Engine, session: Any) 
 def test_execute_command_timeout_kills_the_whole_group(engine: Engine, session: Any,
                                                        ws: Path) -> None:
     result = run(engine, session, "execute_command",
-                 command="(sleep 30; touch late.txt) & sleep 30", timeout=1)
+                 command="(sleep 2; touch src/late.txt) & sleep 30", timeout=1)
     assert result.data["timed_out"] and "timed out after 1 s" in result.output
-    assert result.data["seconds"] < 10 and not (ws / "late.txt").exists()
+    assert result.data["seconds"] < 10
+    time.sleep(2.5)  # past the moment the background child would have written, in scope
+    assert not (ws / "src" / "late.txt").exists(), "the background child outlived the timeout"
 
 
 def test_execute_command_output_is_capped(engine: Engine, session: Any) -> None:
