@@ -56,7 +56,9 @@ def _join(sources: list[str]) -> re.Pattern[str] | None:
 def compile_lines(lines: Iterable[str]) -> Matcher | None:
     """Compile gitignore lines (pathspec does the glob translation), or None if no patterns."""
     runs: list[tuple[bool, list[str], list[str], list[str]]] = []
-    for pattern in pathspec.GitIgnoreSpec.from_lines(lines).patterns:
+    # backend="simple": only the patterns are used here; with google-re2 installed pathspec
+    # would also build an RE2 set, which fails on a few thousand lines.
+    for pattern in pathspec.GitIgnoreSpec.from_lines(lines, backend="simple").patterns:
         regex = getattr(pattern, "regex", None)
         if pattern.include is None or regex is None:
             continue

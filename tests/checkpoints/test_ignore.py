@@ -101,3 +101,12 @@ def test_the_policy_rule_wins_over_a_gitignore_re_include(tmp_path: Path, make_s
     store = make_store(root, ignore_rules=lambda: policy)
     assert "prod.env" not in store.create(None, label="baseline").files
     assert dict(store.create(["prod.env"], label="edit").skipped)["prod.env"].startswith("ignored")
+
+
+def test_ten_thousand_ignore_lines_compile_and_match() -> None:
+    """A generated .gitignore of thousands of lines must not break checkpoints."""
+    lines = [f"dir{i}/file{i}_*.txt" for i in range(10_000)]
+    matcher = compile_lines(lines)
+    assert matcher is not None
+    assert matcher.check("dir5/file5_a.txt", "file5_a.txt", False) is True
+    assert matcher.check("dir5/file6_a.txt", "file6_a.txt", False) is None
