@@ -106,6 +106,7 @@ class Manifest:
 
     def __init__(self, path: Path, workspace: str) -> None:
         self.path = path
+        self.committed_generation = -1  # the generation the last write of this process made
         try:
             for suffix in ("", "-wal", "-shm"):
                 _keep_private(Path(f"{path}{suffix}"), create=not suffix)
@@ -316,6 +317,7 @@ class Manifest:
         values = {"store_bytes": str(int(current.get("store_bytes", "0")) + bytes_added), **meta}
         values["generation"] = str(int(current.get("generation", "0")) + 1)
         self._set_meta(values)
+        self.committed_generation = int(values["generation"])
 
     def set_meta(self, values: dict[str, str]) -> None:
         """Store meta values; no entry changes, so the generation stays (nobody reloads)."""

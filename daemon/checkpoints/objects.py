@@ -91,8 +91,9 @@ class BlobStore:
             if len(unique) >= PACK_THRESHOLD:
                 # fast-import itself skips objects already packed; loose ones are rare duplicates
                 return self._import_pack(list(unique.values()))
-            new = [blob for oid, blob in unique.items() if oid not in self._objects]
-            return sum(self._write_loose(blob) for blob in new)
+            # A blob that is only packed gets a loose copy too: cheaper than searching every
+            # pack's index on each checkpoint, and the next repack folds the copy away.
+            return sum(self._write_loose(blob) for blob in unique.values())
         except OSError as exc:
             if exc.errno in _NO_SPACE:
                 raise DiskFull(f"no space left on device while saving to {self._git_dir}; "
@@ -100,12 +101,28 @@ class BlobStore:
             raise
 
     def _write_loose(self, blob: Blob) -> int:
+        """One loose object in git's format, written to a temp file and renamed into place;
+        0 when it is there already."""
         path = self._loose_path(blob_sha(blob))
-        folder_existed = os.path.isdir(os.path.dirname(path))
-        self._objects.add_object(blob)
-        os.chmod(path, PRIVATE_FILE)  # dulwich leaves it 0444
-        if not folder_existed:
-            os.chmod(os.path.dirname(path), PRIVATE_DIR)
+        if os.path.exists(path):
+            return 0
+        folder = os.path.dirname(path)
+        with suppress(FileExistsError):
+            os.mkdir(folder, PRIVATE_DIR)
+        data = blob.as_raw_string()
+        packed = zlib.compress(b"blob %d\0" % len(data) + data, 1)
+        temp = f"{path}.{os.getpid()}.{id(blob)}.tmp"
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, PRIVATE_FILE)
+        try:
+            with os.fdopen(fd, "wb", closefd=False) as handle:
+                handle.write(packed)
+        except BaseException:
+            os.close(fd)
+            with suppress(OSError):
+                os.unlink(temp)
+            raise
+        os.close(fd)
+        os.replace(temp, path)
         self.loose_count += 1
         return disk_usage(path)
 

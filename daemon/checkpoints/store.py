@@ -261,7 +261,8 @@ class CheckpointStore:
         self._remember(seq, changes)
         if upkeep:
             self._start_upkeep()
-        return self._checkpoint(self._manifest.row(seq, make_id(seq)))
+        return self._checkpoint(Row(seq, created_ns, clock_ns, label, draft.kind, draft.complete,
+                                    tuple(draft.files), tuple(draft.skipped), draft.coverage))
 
     def _observe(self, paths: Sequence[str] | None, *, drain: bool,
                  save: bool) -> tuple[Capture, Changes, int | None]:
@@ -284,9 +285,10 @@ class CheckpointStore:
         taken for, not before it. It holds the store's lock; the store's next call waits for it."""
         running = self._upkeep_thread
         if (running is None or not running.is_alive()) and self._upkeep.due():
-            self._upkeep_thread = threading.Thread(target=self._run_upkeep, daemon=True,
-                                                   name=f"checkpoint upkeep {os.path.basename(self._root)}")
-            self._upkeep_thread.start()
+            thread = threading.Thread(target=self._run_upkeep, daemon=True,
+                                      name=f"checkpoint upkeep {os.path.basename(self._root)}")
+            thread.start()  # before it is shared: another thread may join it at once
+            self._upkeep_thread = thread
 
     def _run_upkeep(self) -> None:
         try:
@@ -307,7 +309,7 @@ class CheckpointStore:
             self._known[path] = (seq, entry)
         for path, old_seq, size, mtime in changes.stat_refresh:
             self._known[path] = (old_seq, replace(self._known[path][1], size=size, mtime_ns=mtime))
-        self._generation = self._manifest.generation()
+        self._generation = self._manifest.committed_generation
 
     def restore(self, checkpoint_id: str, *, path: str | None = None) -> RestoreResult:
         """Bring the workspace (or one file or folder of it) back to the checkpoint's state,

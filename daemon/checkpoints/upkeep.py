@@ -11,9 +11,10 @@ from .objects import BlobStore, disk_usage
 
 log = logging.getLogger(__name__)
 
-# Loose objects cost a file and a 4 KiB block each; this many are packed together, with deltas
+# Loose objects cost a file and a 4 KiB block each (1 MiB for this many); this many are packed
+# together (fewer, larger batches: each one starts git, and the next checkpoint waits for it), with deltas
 # between versions of the same file, so storage grows with the bytes edited rather than file size.
-LOOSE_LIMIT = 64
+LOOSE_LIMIT = 256
 SMALL_PACK_BYTES = 8 * 2**20
 MAX_SMALL_PACKS = 16
 # A prune aims this far under the cap, so the next checkpoints do not each prune (and repack) again.

@@ -19,6 +19,7 @@ from intentd.daemon.checkpoints import (
     UnknownCheckpoint,
     WorkspaceMissing,
 )
+from intentd.daemon.checkpoints.objects import BlobStore
 from intentd.daemon.engine.statedir import checkpoints_dir, state_home
 
 from .conftest import StoreFactory, write
@@ -117,7 +118,7 @@ def test_a_full_disk_records_nothing(ws: Path, store: CheckpointStore,
     def no_space(*args: object, **kwargs: object) -> None:
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(DiskObjectStore, "add_object", no_space)
+    monkeypatch.setattr(BlobStore, "_write_loose", no_space)
     with pytest.raises(DiskFull, match="nothing was recorded"):
         store.create(None, label="doomed")
     assert [c.id for c in store.list()] == [first.id]

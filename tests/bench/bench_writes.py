@@ -1,0 +1,148 @@
+"""Benchmark: gated writes over the daemon's socket (authorize → write → report), latency and throughput.
+
+Run: python tests/bench/bench_writes.py [--calls 2000] [--clients 8] [--workspaces 4]
+Starts a real daemon on a temp socket; prints figures; asserts nothing about time.
+
+A gated write is what a hook adapter does for every edit: `tools/authorize` (the gates, then a
+checkpoint of the named file), the client writes the file, `tools/report` (the receipt). A read's
+`tools/authorize` is measured in the same run, for the ratio.
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from intentd.daemon import protocol
+from intentd.daemon.client import Client
+from intentd.daemon.testing import DaemonProcess, make_intent, make_workspace
+
+POLICY = {"auto_approve": {"edit": True, "max_consecutive": 0}}
+
+
+def open_session(client: Client, workspace: Path) -> str:
+    opened = client.call(protocol.SESSIONS_OPEN, {"workspace": str(workspace), "agent": "bench"})
+    session_id = str(opened["session_id"])
+    client.call(protocol.INTENTS_SELECT, {"session_id": session_id, "intent_id": "INT-1"})
+    return session_id
+
+
+def gated_write(client: Client, session_id: str, workspace: Path, n: int, tag: str) -> None:
+    path = f"src/{tag}-{n % 64}.py"
+    content = f"value = {n}\n"
+    answer = client.call(protocol.TOOLS_AUTHORIZE, {
+        "session_id": session_id, "tool": "write_to_file", "args": {"path": path, "content": content}})
+    if answer["decision"] != "allow":
+        raise RuntimeError(answer)
+    (workspace / path).write_text(content)
+    client.call(protocol.TOOLS_REPORT, {"session_id": session_id, "call_id": answer["call_id"],
+                                        "ok": True, "output": "written"})
+
+
+def gated_read(client: Client, session_id: str, n: int) -> None:
+    answer = client.call(protocol.TOOLS_AUTHORIZE, {
+        "session_id": session_id, "tool": "read_file", "args": {"path": "src/app.py",
+                                                                "start_line": n + 1}})
+    if answer["decision"] != "allow":
+        raise RuntimeError(answer)
+
+
+def latency(socket_path: Path, workspace: Path, calls: int) -> tuple[list[float], list[float]]:
+    writes, reads = [], []
+    with Client(socket_path) as client:
+        session_id = open_session(client, workspace)
+        for n in range(200):  # warm up
+            gated_write(client, session_id, workspace, n, "warm")
+            gated_read(client, session_id, n)
+        for n in range(calls):
+            started = time.perf_counter()
+            gated_write(client, session_id, workspace, n, "lat")
+            writes.append((time.perf_counter() - started) * 1000)
+            started = time.perf_counter()
+            gated_read(client, session_id, n + 1000)
+            reads.append((time.perf_counter() - started) * 1000)
+    return writes, reads
+
+
+def worker(socket_path: str, workspace: str, tag: str, calls: int, start: Any, done: Any) -> None:
+    try:
+        with Client(socket_path) as client:
+            session_id = open_session(client, Path(workspace))
+            for n in range(20):
+                gated_write(client, session_id, Path(workspace), n, tag + "w")
+            start.wait()
+            samples = []
+            began = time.perf_counter()
+            for n in range(calls):
+                t = time.perf_counter()
+                gated_write(client, session_id, Path(workspace), n, tag)
+                samples.append((time.perf_counter() - t) * 1000)
+        done.put((began, time.perf_counter(), samples))
+    except Exception as exc:  # noqa: BLE001 - reported by the parent
+        done.put(f"{tag}: {exc}")
+
+
+def throughput(socket_path: Path, workspaces: list[Path], clients: int,
+               calls: int, phase: str) -> tuple[float, list[float]]:
+    start = multiprocessing.Event()
+    done: multiprocessing.Queue[Any] = multiprocessing.Queue()
+    procs = [multiprocessing.Process(target=worker, args=(
+        str(socket_path), str(workspaces[i % len(workspaces)]), f"{phase}{i}", calls, start, done))
+        for i in range(clients)]
+    for proc in procs:
+        proc.start()
+    time.sleep(1.5)  # every client connected, its session open, before the clock starts
+    start.set()
+    spans = [done.get(timeout=600) for _ in procs]
+    for proc in procs:
+        proc.join()
+    if any(isinstance(span, str) for span in spans):
+        raise RuntimeError([span for span in spans if isinstance(span, str)])
+    wall = max(end for _, end, _ in spans) - min(began for began, _, _ in spans)
+    return clients * calls / wall, sorted(s for _, _, samples in spans for s in samples)
+
+
+def pick(samples: list[float], q: float) -> float:
+    ordered = sorted(samples)
+    return ordered[int(q * (len(ordered) - 1))]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=2000, help="sequential gated writes")
+    parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--workspaces", type=int, default=4)
+    parser.add_argument("--per-client", type=int, default=500)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="itd-", dir="/tmp") as tmp:
+        root = Path(tmp)
+        spaces = [make_workspace(root / f"ws{i}", make_intent(owned_scope=["**"]), policy=POLICY,
+                                 files={"src/app.py": "print('hi')\n" * 10})
+                  for i in range(args.workspaces)]
+        with DaemonProcess(root / "d.sock", root / "state") as daemon:
+            writes, reads = latency(daemon.socket_path, spaces[0], args.calls)
+            one_rate, one = throughput(daemon.socket_path, spaces[:1], args.clients, args.per_client,
+                                       "one")
+            rate, spread = throughput(daemon.socket_path, spaces, args.clients, args.per_client,
+                                      "spread")
+    print(f"gated write (authorize → write → report), {args.calls} sequential, 1 client:")
+    print(f"  p50 {pick(writes, .5):.3f} ms   p90 {pick(writes, .9):.3f} ms   "
+          f"p99 {pick(writes, .99):.3f} ms   mean {statistics.mean(writes):.3f} ms")
+    print(f"read authorize, same run: p50 {pick(reads, .5):.3f} ms "
+          f"(a write costs {pick(writes, .5) / pick(reads, .5):.1f}× a read)")
+    for label, value, samples in (("1 workspace", one_rate, one),
+                                  (f"{args.workspaces} workspaces", rate, spread)):
+        print(f"{args.clients} clients × {args.per_client} writes over {label}: {value:,.0f} writes/s"
+              f"   p50 {pick(samples, .5):.2f} ms   p99 {pick(samples, .99):.2f} ms")
+    print("targets: p50 ≤ 0.8 ms; ≥ 1,500 writes/s with 8 clients over 4 workspaces")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
