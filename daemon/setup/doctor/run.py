@@ -9,6 +9,7 @@ from pathlib import Path
 
 from intentd.daemon import protocol
 from intentd.daemon.setup.doctor.daemon import check_socket
+from intentd.daemon.setup.doctor.qt_libraries import check_qt_libraries
 from intentd.daemon.setup.doctor.result import CheckResult
 from intentd.daemon.setup.doctor.system import (
     check_git,
@@ -33,6 +34,7 @@ def run_checks(socket_path: Path, workspace: Path) -> list[CheckResult]:
         check_state_folder(),
         check_git(),
         check_qt(),
+        check_qt_libraries(),
         check_sandbox(),
         *check_workspace(workspace),
         check_checkpoints(workspace),

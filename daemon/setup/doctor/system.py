@@ -35,9 +35,9 @@ HEADLESS = ("the daemon needs no display, but the desktop app does: run it in a 
             "viewer on port 5900 (QT_QPA_PLATFORM=offscreen is for tests)")
 REINSTALL = ("reinstall intentd, whose dependencies include PySide6: "
              "`pip install --force-reinstall intentd`")
-QT_LIBRARIES = ("install the libraries Qt names (Debian/Ubuntu: `sudo apt install libegl1 "
-                "libxkbcommon0 libxcb-cursor0 libfontconfig1`), or choose a platform that "
-                "works with QT_QPA_PLATFORM (xcb, wayland)")
+QT_LIBRARIES = ("install the libraries the `qt libraries` check names (Qt's own message names "
+                "only the first it misses), or choose a platform that works with "
+                "QT_QPA_PLATFORM (xcb, wayland)")
 
 
 def check_git() -> CheckResult:
