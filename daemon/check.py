@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -13,6 +14,7 @@ if TYPE_CHECKING:  # the engine is imported when the command runs: `intentd` sta
     from intentd.daemon.engine.decision import Decision
     from intentd.daemon.engine.engine import Engine
     from intentd.daemon.engine.session import Session
+    from intentd.daemon.engine.workspace import WorkspaceConfig
 
 MAX_LINE_CHARS = 8 * 1024 * 1024
 
@@ -40,12 +42,12 @@ def run(args: argparse.Namespace) -> int:
     if args.policy is not None and not args.policy.is_file():
         print(f"intentd check: policy file {args.policy} not found", file=sys.stderr)
         return 2
+    logging.getLogger("intentd.daemon.engine").setLevel(logging.ERROR)  # told once, below
     engine = Engine(record=False, checkpoints=False)
     try:
         session = engine.open_session(args.workspace, agent="check", mode=Mode(args.mode),
                                       policy_path=args.policy)
-        for error in session.workspace.config.errors:
-            print(f"intentd check: {error}", file=sys.stderr)
+        _report_config(session.workspace.config, session.workspace.intents_path)
         stream: IO[str] = sys.stdin if args.batch == "-" else open(args.batch, encoding="utf-8")
         with stream:
             out = sys.stdout
@@ -55,6 +57,16 @@ def run(args: argparse.Namespace) -> int:
     finally:
         engine.close()
     return 0
+
+
+def _report_config(config: WorkspaceConfig, intents_path: Path) -> None:
+    """Every problem of the config files, one `file:line: message` a line, before any decision."""
+    if not config.intents.exists and config.intents_error is None:
+        print(f"intentd check: no intents file ({intents_path}): every tool that changes something "
+              "is refused; `intentd init` writes one to edit", file=sys.stderr)
+    for error in config.errors:
+        for line in error.splitlines():
+            print(f"intentd check: {line}", file=sys.stderr)
 
 
 def decide_lines(engine: Engine, session: Session, lines: Iterable[str]) -> Iterator[str]:

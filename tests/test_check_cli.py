@@ -62,3 +62,33 @@ def test_policy_flag_and_missing_workspace(workspace: Path, tmp_path: Path) -> N
     missing = subprocess.run([sys.executable, "-m", "intentd.daemon.cli", "check", "--workspace",
                               str(tmp_path / "nope")], capture_output=True, text=True, timeout=60)
     assert missing.returncode == 2 and "not a folder" in missing.stderr
+
+
+def _run_check(workspace: Path, lines: list[str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "intentd.daemon.cli", "check", "--workspace",
+                           str(workspace)], input="\n".join(lines) + "\n", capture_output=True,
+                          text=True, timeout=60, check=True)
+
+
+def test_a_broken_intents_file_is_refused_with_every_problem_by_line(workspace: Path) -> None:
+    intents = workspace / ".orchestration" / "active_intents.yaml"
+    intents.write_text("active_intents:\n"
+                       "  - id: INT-1\n    name: one\n    owned_scope: [src/**]\n"
+                       "  - name: two\n    status: IN_PROGRESS\n"
+                       "  - id: INT-3\n    name: three\n    status: IN_PROGRESS\n    owned_scope: 7\n")
+    out = _run_check(workspace, [json.dumps(make_call("select_active_intent", intent_id="INT-1"))])
+    decision = json.loads(out.stdout)
+    assert decision["decision"] == "deny" and "not listed" not in decision["reason"]
+    assert f"{intents}:2: intent 'INT-1' has no `status`" in decision["reason"]
+    assert out.stderr.splitlines() == [
+        f"intentd check: {intents}:2: intent 'INT-1' has no `status`",
+        f"intentd check: {intents}:5: intent has no `id`",
+        f"intentd check: {intents}:10: intent 'INT-3': owned_scope must be a list, got a number"]
+
+
+def test_no_intents_file_is_named_as_the_cause(workspace: Path) -> None:
+    (workspace / ".orchestration" / "active_intents.yaml").unlink()
+    out = _run_check(workspace, [json.dumps(make_call("select_active_intent", intent_id="INT-1"))])
+    decision = json.loads(out.stdout)
+    assert decision["decision"] == "deny" and "there is no intents file" in decision["reason"]
+    assert out.stderr.startswith("intentd check: no intents file (")

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from intentd.daemon.engine.yamlfile import ConfigError, Node, expect, load_yaml, string_list
+from intentd.daemon.engine.yamlfile import ConfigError, ConfigErrors, Node, expect, load_yaml, string_list
 from intentd.daemon.policy.globs import PatternList
 
 INTENTS_FILE = Path(".orchestration") / "active_intents.yaml"
@@ -91,14 +91,21 @@ def parse_intents(root: Node, path: Path | str) -> IntentSet:
         return IntentSet((), tuple(warnings), exists=True)
     items = expect(entries, list, "active_intents", path)
     intents: list[Intent] = []
+    problems: list[ConfigError] = []  # every intent is checked: all problems are told at once
     seen: dict[str, int] = {}
     for node in items:
-        intent = _parse_intent(node, path, warnings)
+        try:
+            intent = _parse_intent(node, path, warnings)
+        except ConfigError as exc:
+            problems.append(exc)
+            continue
         if intent.id in seen:
-            raise ConfigError(path, node.line,
-                              f"duplicate intent id {intent.id!r} (first at line {seen[intent.id]})")
+            problems.append(ConfigError(path, node.line, f"duplicate intent id {intent.id!r} "
+                                                         f"(first at line {seen[intent.id]})"))
         seen[intent.id] = node.line
         intents.append(intent)
+    if problems:
+        raise problems[0] if len(problems) == 1 else ConfigErrors(problems)
     return IntentSet(tuple(intents), tuple(warnings), exists=True)
 
 

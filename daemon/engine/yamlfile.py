@@ -26,6 +26,21 @@ class ConfigError(ValueError):
         return {"file": self.path, "line": self.line, "message": self.message}
 
 
+class ConfigErrors(ConfigError):
+    """Every problem found in one file, so a person fixes them in one go; str() is one
+    `file:line: what is wrong` per line, and the first problem is this error's own."""
+
+    def __init__(self, problems: list[ConfigError]) -> None:
+        first = problems[0]
+        super().__init__(first.path, first.line, first.message)
+        self.problems = tuple(problems)
+        self.args = ("\n".join(str(problem) for problem in problems),)
+
+    def to_json(self) -> dict[str, Any]:
+        more = "".join(f"; line {p.line}: {p.message}" for p in self.problems[1:])
+        return {**super().to_json(), "message": self.message + more}
+
+
 @dataclass(frozen=True)
 class Node:
     """A YAML value with the (1-based) line it starts on."""

@@ -42,6 +42,14 @@ class IntentGateStage:
     @staticmethod
     def _gone_why(ctx: CallContext, intent_id: str) -> str:
         intent = ctx.config.intents.get(intent_id)
+        if intent is None and ctx.config.intents_error is not None:
+            # the real cause, not "not listed": the file does not load (its first problem named)
+            error = ctx.config.intents_error
+            return (f"not among the intents in force: the intents file does not load "
+                    f"({error.path}:{error.line}: {error.message})")
+        if intent is None and not ctx.config.intents.exists:
+            return ("not listed: there is no intents file (.orchestration/active_intents.yaml; "
+                    "`intentd init` writes one to edit)")
         if intent is None:
             return "not listed in .orchestration/active_intents.yaml"
         return f"in status {intent.status}, which is not selectable"
@@ -49,6 +57,8 @@ class IntentGateStage:
     @staticmethod
     def _how_to_fix(ctx: CallContext) -> str:
         ids = [i.id for i in ctx.config.intents.selectable(ctx.config.policy.selectable_statuses)]
+        if not ids and ctx.config.intents_error is not None:
+            return "No intent is selectable until a person fixes .orchestration/active_intents.yaml."
         if not ids:
             return ("No intent is selectable: a person must add one with status "
                     f"{ctx.config.policy.selectable_statuses[0]} to .orchestration/active_intents.yaml.")
