@@ -26,6 +26,7 @@ from intentd.daemon.sandbox.overlap import OverlapTracker, Running
 from intentd.daemon.tools.anchor import Anchor, hold_anchors, release
 from intentd.daemon.tools.base import ToolContext, ToolFailed, ToolKind, ToolResult
 from intentd.daemon.tools.fileio import sha256_file
+from intentd.daemon.trace.recording import CallTracing
 
 log = logging.getLogger(__name__)
 EventSink = Callable[[str, dict[str, Any]], None]
@@ -79,6 +80,7 @@ class Engine:
         self._overlap = OverlapTracker()  # calls at the same time: audits undo none of theirs
         self._in_flight: dict[str, Running] = {}  # authorized calls, until their report
         self.event_sinks: list[EventSink] = []
+        self.tracing = CallTracing(self.home)  # lines written, for blame; spans, for telemetry
 
     # -- workspaces and sessions -------------------------------------------------------------
 
@@ -216,7 +218,7 @@ class Engine:
             veto = run_pre_hooks(hooks.pre_tool, self._hook_payload(ev), ctx.root)
             if veto is not None:
                 return self.refuse(ev, Decision.deny("pre_hook", f"{veto.reason} ({veto.hook})"))
-        before = {p.absolute: sha256_file(p.absolute) for p in ctx.writes()}
+        before = self.tracing.before(ctx, keep=self.record)
         checkpoint_id, coverage = None, ""
         if ctx.destructive and ctx.kind is not ToolKind.MCP:
             try:
@@ -348,6 +350,7 @@ class Engine:
     def _record(self, ev: Evaluation, outcome: Outcome, before: dict[str, str | None],
                 clock: float) -> None:
         entry = receipt(ev, outcome, before, (time.perf_counter() - clock) * 1000)
+        self.tracing.recorded(ev, outcome, before, entry, keep=self.record)
         self._emit("tools/finished", entry)
         if self.record:
             try:
@@ -377,6 +380,7 @@ class Engine:
             store.close()
         for ledger in self._ledgers.values():
             ledger.close()
+        self.tracing.close()
         self._watchers.clear()
         self._stores.clear()
         self._ledgers.clear()

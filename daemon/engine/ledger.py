@@ -3,11 +3,17 @@
 `ledger.jsonl` is the live file. Past `rotate_bytes` it is renamed, whole, to `ledger.N.jsonl`
 (N = 1, 2, … oldest first) and a new live file begins: every line is kept, in order, and a line is
 never split across files. Readers and the query index see the files as one sequence.
+
+Each line ends with its link in a hash chain, `"chain": {"seq": N, "prev": "<sha256>"}`: its number
+and the sha256 of the exact bytes (newline included) of the line before it, across rotated files
+too. The first chained line of a ledger links to the last unchained line before it, or to
+GENESIS. intentd.daemon.trace.chain walks the chain.
 """
 
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import json
 import os
 import re
@@ -23,6 +29,9 @@ MAX_ARG_CHARS = 200  # the ledger keeps digests of large arguments, not their co
 ROTATE_BYTES = 64 * 1024 * 1024
 ROOM_NEEDED = 16 * 1024  # free space below which a ledger that failed stays refused
 ARCHIVE = re.compile(r"^(?P<stem>.+)\.(?P<number>\d+)\.jsonl$")
+GENESIS = "0" * 64  # the `prev` of the first line of a ledger that had none before it
+CHAIN_KEY = b'"chain": {"seq": '
+CHAIN_TAIL = re.compile(rb'"chain": \{"seq": (\d+), "prev": "([0-9a-f]{64})"\}\}\n?$')
 
 
 class LedgerUnwritable(OSError):
@@ -55,17 +64,27 @@ class Ledger:
         self._lock_fd = os.open(path.with_suffix(".lock"), os.O_RDWR | os.O_CREAT, 0o600)
         self._lock = threading.Lock()
         self._fd = -1
+        # The chain's head: the next line's number, the last line's sha256, and the (inode,
+        # size) of the live file it holds for; another writer or a rotation changes those.
+        self._next_seq, self._last_hash, self._head_at = 1, GENESIS, (-1, -1)
         with self._locked():
             self._fd = self._open()
             self._drop_partial_tail()
 
     def append(self, entry: dict[str, Any]) -> None:
+        if "chain" in entry:
+            entry = {k: v for k, v in entry.items() if k != "chain"}
         # backslashreplace: a lone surrogate (bad text from a client) is kept as its \\u escape
-        line = (json.dumps(entry, ensure_ascii=False, default=str) + "\n").encode(
-            "utf-8", "backslashreplace")
+        body = json.dumps(entry, ensure_ascii=False, default=str).encode("utf-8", "backslashreplace")
         with self._locked():
             self._follow_rotation()
-            end = os.fstat(self._fd).st_size
+            st = os.fstat(self._fd)
+            end = st.st_size
+            if (st.st_ino, end) != self._head_at:
+                self._load_head()
+            line = b"%s%s\"chain\": {\"seq\": %d, \"prev\": \"%s\"}}\n" % (
+                body[:-1], b", " if len(body) > 2 else b"", self._next_seq,
+                self._last_hash.encode())
             try:
                 written = os.write(self._fd, line)
             except OSError as exc:
@@ -74,6 +93,9 @@ class Ledger:
                 self._cut_back(end, f"the ledger write was cut short ({written} of {len(line)} "
                                     "bytes): the disk is full or the file-size limit reached")
             self.problem = None
+            self._next_seq += 1
+            self._last_hash = hashlib.sha256(line).hexdigest()
+            self._head_at = (st.st_ino, end + len(line))
             if end + len(line) >= self.rotate_bytes:
                 self._rotate()
 
@@ -141,6 +163,31 @@ class Ledger:
                                                  f"{self.path.suffix}"))
         os.close(self._fd)
         self._fd = self._open()
+        self._head_at = (os.fstat(self._fd).st_ino, 0)
+
+    def _load_head(self) -> None:
+        """The chain's head from the files: the last whole line of the live file, or of the
+        newest rotated file when the live one is empty."""
+        last = _last_line_fd(self._fd)
+        if last is None:
+            for _, older in reversed(archives(self.path)):
+                last = last_line(older)
+                if last is not None:
+                    break
+        if last is None:
+            self._next_seq, self._last_hash = 1, GENESIS
+        else:
+            match = CHAIN_TAIL.search(last)
+            self._next_seq = int(match[1]) + 1 if match else 1
+            self._last_hash = hashlib.sha256(last).hexdigest()
+        st = os.fstat(self._fd)
+        self._head_at = (st.st_ino, st.st_size)
+
+    def head(self) -> tuple[int, str]:
+        """The number and sha256 of the last line this process wrote or read as the head (0 and
+        GENESIS before any), kept in memory: a walk of the files must not end before it."""
+        with self._lock:
+            return self._next_seq - 1, self._last_hash
 
     def _has_room(self) -> bool:
         try:
@@ -172,6 +219,31 @@ class _FileLock:
             fcntl.flock(self._fd, fcntl.LOCK_UN)
         finally:
             self._lock.release()
+
+
+def _last_line_fd(fd: int) -> bytes | None:
+    """The last whole line of an open file (newline included), or None when it has none."""
+    size = os.fstat(fd).st_size
+    step = 4096
+    while True:
+        start = max(0, size - step)
+        tail = os.pread(fd, size - start, start)
+        cut = tail.rfind(b"\n", 0, len(tail) - 1)
+        if cut >= 0 or start == 0:
+            line = tail[cut + 1:]
+            return line if line.endswith(b"\n") else None
+        step *= 4
+
+
+def last_line(path: Path) -> bytes | None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return None
+    try:
+        return _last_line_fd(fd)
+    finally:
+        os.close(fd)
 
 
 def archives(path: Path) -> list[tuple[int, Path]]:

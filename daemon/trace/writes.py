@@ -1,0 +1,69 @@
+"""What a call wrote, line by line: file contents kept before and after, hunks for its receipt."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from intentd.daemon.trace.contents import ContentStore
+from intentd.daemon.trace.lines import hunks, split_lines
+
+log = logging.getLogger(__name__)
+
+
+class WriteTracer:
+    """One per workspace. `before` replaces a plain hash of the files a call may write (it keeps
+    their text too); `after` returns the receipt's `lines`: per file written, the hunks that
+    turned the text before into the text after, and the git revision the work sits on."""
+
+    def __init__(self, root: Path, store: ContentStore) -> None:
+        self.root, self.store = root, store
+
+    def before(self, paths: Iterable[str]) -> dict[str, str | None]:
+        return {path: self.store.keep(path) for path in paths}
+
+    def after(self, before: dict[str, str | None], written: dict[str, str | None]
+              ) -> dict[str, Any]:
+        lines: dict[str, Any] = {}
+        for path, digest in written.items():
+            old = before.get(path)
+            if digest is None or digest == old:
+                continue
+            try:
+                found = self._hunks(path, old, digest)
+            except Exception:  # the trace is a convenience: it never costs a call its record
+                log.exception("could not trace the lines written to %s", path)
+                continue
+            if found is not None:
+                lines[path] = [list(h) for h in found]
+        return lines
+
+    def _hunks(self, path: str, old: str | None, new: str) -> list[tuple[int, int, int, int]] | None:
+        earlier = self.store.get(old)
+        if earlier is None or self.store.keep(path) != new:
+            return None  # not kept (binary, large) or changed again since: no line-level trace
+        later = self.store.get(new)
+        if later is None:
+            return None
+        return hunks(split_lines(earlier), split_lines(later))
+
+
+def git_revision(root: Path) -> str | None:
+    """The commit HEAD names, read from the files (no git process on a call's path)."""
+    git = root / ".git"
+    try:
+        head = (git / "HEAD").read_text().strip()
+        if not head.startswith("ref: "):
+            return head or None
+        ref = head[5:]
+        ref_file = git / ref
+        if ref_file.is_file():
+            return ref_file.read_text().strip() or None
+        for line in (git / "packed-refs").read_text().splitlines():
+            if line.endswith(" " + ref):
+                return line.split(" ", 1)[0]
+    except OSError:
+        return None
+    return None
