@@ -20,6 +20,8 @@ from intentd.daemon.engine.session import Mode, Session
 from intentd.daemon.engine.statedir import state_home, workspace_state_dir
 from intentd.daemon.engine.watcher import ConfigWatcher
 from intentd.daemon.engine.workspace import Workspace
+from intentd.daemon.grants import GrantBook
+from intentd.daemon.grants.model import grantable
 from intentd.daemon.policy.hooks import run_post_hooks, run_pre_hooks
 from intentd.daemon.sandbox.calls import audited, request_for
 from intentd.daemon.sandbox.overlap import OverlapTracker, Running
@@ -44,6 +46,7 @@ class Evaluation:
     started_at: float
     decided_ms: float
     held: tuple[Anchor, ...] = ()  # a file tool's folders, held open from the recheck to the write
+    grant_id: str | None = None  # the person's grant that answered it, when one did
 
 
 @dataclass
@@ -62,6 +65,19 @@ class Outcome:
                 "checkpoint_id": self.checkpoint_id, "approved_by": self.approved_by}
 
 
+HANDED_OFF = "person (in the agent's own prompt)"
+
+
+def handed_off_answer(reported: bool) -> Decision:
+    """What the ledger records of a call handed to the agent's own prompt: its report means the
+    person approved it there; no report means they declined, or the agent stopped."""
+    if reported:
+        return Decision.allow("approval", "approved by the person in the agent's own prompt (no "
+                                          "approver was connected to intentd)")
+    return Decision.deny("approval", "handed to the agent's own prompt and never reported as run: "
+                                     "the person declined there, or the agent stopped")
+
+
 class Engine:
     def __init__(self, home: Path | None = None, *, watch: bool = False, record: bool = True,
                  checkpoints: bool = True, pipeline: Pipeline | None = None) -> None:
@@ -74,6 +90,7 @@ class Engine:
         self._watchers: dict[str, ConfigWatcher] = {}
         self._ledgers: dict[str, Ledger] = {}
         self._stores: dict[str, Any] = {}
+        self._opening: dict[str, threading.Lock] = {}  # per workspace, while its store opens
         # calls allowed by tools/authorize whose clients have not reported yet
         self._authorized: dict[str, tuple[Evaluation, Outcome, dict[str, str | None], float]] = {}
         self._lock = threading.RLock()
@@ -81,6 +98,7 @@ class Engine:
         self._in_flight: dict[str, Running] = {}  # authorized calls, until their report
         self.event_sinks: list[EventSink] = []
         self.tracing = CallTracing(self.home)  # lines written, for blame; spans, for telemetry
+        self.grants = GrantBook(self.home)  # a person's remembered answers (daemon/grants)
 
     # -- workspaces and sessions -------------------------------------------------------------
 
@@ -97,7 +115,31 @@ class Engine:
                     watcher = ConfigWatcher(found)
                     watcher.start()
                     self._watchers[found.root_str] = watcher
+                    if self.use_checkpoints:
+                        self._warm_up(found)
             return found
+
+    def _warm_up(self, workspace: Workspace) -> None:
+        """Open the workspace's checkpoint store and take its baseline in the background, so no
+        tool call waits for a first full scan; progress goes out as checkpoints/progress."""
+        def progress(done: int, total: int) -> None:
+            self._emit("checkpoints/progress", {"workspace": workspace.root_str, "phase": "reading",
+                                                "done": done, "total": total})
+
+        def run() -> None:
+            try:
+                store = self.checkpoint_store(workspace)
+                baseline = store.warm_up(progress)
+                self._emit("checkpoints/progress", {"workspace": workspace.root_str,
+                                                    "phase": "done", "done": 1, "total": 1})
+                if baseline is not None:
+                    self._emit("checkpoints/created", {
+                        "workspace": workspace.root_str, "checkpoint_id": baseline.id,
+                        "label": baseline.label, "coverage": baseline.coverage})
+            except Exception:  # the first checkpoint then scans in the call, as without a warm-up
+                log.exception("checkpoints: warming up %s failed", workspace.root)
+
+        threading.Thread(target=run, daemon=True, name=f"warm-up {workspace.root.name}").start()
 
     def open_session(self, root: Path, *, agent: str = "agent", mode: Mode = Mode.ACT,
                      policy_path: Path | None = None) -> Session:
@@ -118,8 +160,22 @@ class Engine:
             decision = Decision.deny("ledger", f"{problem}; no call runs until it can be recorded")
         else:
             decision = self.pipeline.decide(ctx)
-        return Evaluation(f"c-{next(_call_ids)}", ctx, decision, started,
-                          (time.perf_counter() - clock) * 1000)
+        ev = Evaluation(f"c-{next(_call_ids)}", ctx, decision, started, 0.0)
+        self._answer_by_grant(ev)
+        ev.decided_ms = (time.perf_counter() - clock) * 1000
+        return ev
+
+    def _answer_by_grant(self, ev: Evaluation) -> None:
+        """A grant answers only the approval stage's "ask a person"; every other stage has had
+        its say already, and what grantable() rules out asks every time."""
+        decision, ctx = ev.decision, ev.ctx
+        if decision.verdict is not Verdict.ASK or decision.stage != "approval" or grantable(ctx):
+            return
+        grant = self.grants.find(ctx)
+        if grant is not None:
+            ev.grant_id = grant.id
+            ev.decision = Decision.allow("approval", f"answered by the person's grant {grant.id}: "
+                                                     f"{grant.describe()}")
 
     def apply_dry_run(self, ev: Evaluation) -> None:
         """What `intentd check` lets happen: an intent selected, a read file's hash recorded."""
@@ -189,7 +245,8 @@ class Engine:
             overflow = next(iter(self._authorized.values())) if len(
                 self._authorized) > MAX_UNREPORTED else None
         if overflow is not None:  # a client that never reports must not grow memory forever
-            self.report(overflow[0].ctx.session, overflow[0].call_id, False, "never reported")
+            self.report(overflow[0].ctx.session, overflow[0].call_id, False, "never reported",
+                        reported=False)
         return outcome
 
     def _prepare(self, ev: Evaluation, hold: bool = False
@@ -229,9 +286,10 @@ class Engine:
                                                                    f"({exc}); refused to be safe"))
         return before, checkpoint_id, coverage
 
-    def report(self, session: Session, call_id: str, ok: bool, output: str) -> Outcome | None:
+    def report(self, session: Session, call_id: str, ok: bool, output: str,
+               reported: bool = True) -> Outcome | None:
         """The receipt of an authorized call the client ran (its scope audit included); None when
-        the call is unknown."""
+        the call is unknown. `reported` is False when the client never said the call ran."""
         with self._lock:
             entry = self._authorized.get(call_id)
             if entry is None or entry[0].ctx.session is not session:
@@ -239,6 +297,9 @@ class Engine:
             del self._authorized[call_id]
             running = self._in_flight.pop(call_id, None)
         ev, outcome, before, clock = entry
+        if outcome.decision.verdict is Verdict.ASK:  # it was handed to the agent's own prompt
+            outcome.decision = handed_off_answer(reported)
+            outcome.approved_by = HANDED_OFF if reported else None
         overlapped = running is not None and self._overlap.end(running)
         written = {path: sha256_file(path) for path in before}
         outcome.result = self._scope_audit(ev.ctx, outcome.checkpoint_id,

@@ -1,5 +1,11 @@
 """Stage 8: auto-approval settings per action class, with a limit on consecutive auto-approvals."""
 
+# max_consecutive counts the calls that may change something (edits, commands not proven
+# read-only, MCP tools) auto-approved in a row: it stops an agent looping on changes. Reads
+# and read-only commands neither count nor break the run, so a long run of reads is never
+# interrupted. Any call a person answers (in the app, the CLI, the agent's own prompt, or
+# ahead of time by a grant) starts the count again.
+
 from __future__ import annotations
 
 from intentd.daemon.engine.context import CallContext
@@ -19,12 +25,21 @@ class ApprovalStage:
         if why_not:
             ctx.session.auto_approved_in_row = 0
             return Decision.ask(self.name, why_not)
+        if not counted(ctx):
+            return Decision.allow(self.name, _why_auto(ctx))
         if settings.max_consecutive and ctx.session.auto_approved_in_row >= settings.max_consecutive:
             ctx.session.auto_approved_in_row = 0
-            return Decision.ask(self.name, f"{settings.max_consecutive} calls in a row were "
-                                           "auto-approved; a person checks in once")
+            why = (f"{settings.max_consecutive} changes in a row were auto-approved; a person "
+                   "checks in once")
+            ctx.must_ask = why  # the check-in is a person's, every time: no grant answers it
+            return Decision.ask(self.name, why)
         ctx.session.auto_approved_in_row += 1
         return Decision.allow(self.name, _why_auto(ctx))
+
+
+def counted(ctx: CallContext) -> bool:
+    """Whether max_consecutive counts the call: it may change something."""
+    return ctx.kind is ToolKind.MCP or ctx.destructive
 
 
 def _why_not_auto(ctx: CallContext, settings: AutoApprove) -> str | None:
