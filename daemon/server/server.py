@@ -130,8 +130,13 @@ def bind_socket(path: Path) -> socket.socket:
 
 def prepare_folder(folder: Path) -> None:
     try:
-        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        # Only the socket's own folder is made: a mistyped --socket must not leave a trail of
+        # folders behind, and a missing parent is a mistake to point out, not to paper over.
+        folder.mkdir(mode=0o700, exist_ok=True)
         info = folder.lstat()
+    except FileNotFoundError:
+        raise StartupError(f"cannot create {folder}: its parent {folder.parent} does not exist "
+                           "(intentd makes only the socket's own folder)") from None
     except OSError as exc:
         raise StartupError(f"cannot create {folder}: {exc.strerror or exc}") from None
     if stat.S_ISLNK(info.st_mode) or not stat.S_ISDIR(info.st_mode):
