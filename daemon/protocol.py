@@ -39,6 +39,8 @@ SETTINGS_GET = "settings/get"
 SETTINGS_UPDATE = "settings/update"
 SETTINGS_CONFIRM = "settings/confirm"
 LEDGER_QUERY = "ledger/query"
+LEDGER_VERIFY = "ledger/verify"
+TRACE_BLAME = "trace/blame"
 EVENTS_SUBSCRIBE = "events/subscribe"
 
 # -- notifications (daemon → subscribed clients) ----------------------------------------------
@@ -68,6 +70,7 @@ METHOD_SIDES: dict[str, str] = {
     TOOLS_LIST: AGENT, TOOLS_CALL: AGENT, TOOLS_AUTHORIZE: AGENT, TOOLS_REPORT: AGENT,
     APPROVALS_LIST: AGENT, CHECKPOINTS_LIST: AGENT, CHECKPOINTS_DIFF: AGENT,
     SETTINGS_GET: AGENT, LEDGER_QUERY: AGENT, EVENTS_SUBSCRIBE: AGENT,
+    LEDGER_VERIFY: AGENT, TRACE_BLAME: AGENT,  # reads: the chain's state, a file's authors
     APPROVALS_RESPOND: PERSON, CHECKPOINTS_RESTORE: PERSON, SETTINGS_UPDATE: PERSON,
     SETTINGS_CONFIRM: PERSON,
 }
