@@ -42,6 +42,9 @@ LEDGER_QUERY = "ledger/query"
 LEDGER_VERIFY = "ledger/verify"
 TRACE_BLAME = "trace/blame"
 EVENTS_SUBSCRIBE = "events/subscribe"
+GRANTS_LIST = "grants/list"
+GRANTS_REVOKE = "grants/revoke"
+GRANTS_CONFIRM = "grants/confirm"
 
 # -- notifications (daemon → subscribed clients) ----------------------------------------------
 APPROVALS_REQUESTED = "approvals/requested"
@@ -51,12 +54,14 @@ INTENTS_ERROR = "intents/error"
 TOOLS_STARTED = "tools/started"
 TOOLS_FINISHED = "tools/finished"
 CHECKPOINTS_CREATED = "checkpoints/created"
+CHECKPOINTS_PROGRESS = "checkpoints/progress"
 SESSIONS_OPENED = "sessions/opened"
 SESSIONS_CLOSED = "sessions/closed"
 SETTINGS_REQUESTED = "settings/requested"
 SETTINGS_RESOLVED = "settings/resolved"
 NOTIFICATIONS = (APPROVALS_REQUESTED, APPROVALS_RESOLVED, INTENTS_CHANGED, INTENTS_ERROR,
-                 TOOLS_STARTED, TOOLS_FINISHED, CHECKPOINTS_CREATED, SESSIONS_OPENED,
+                 TOOLS_STARTED, TOOLS_FINISHED, CHECKPOINTS_CREATED, CHECKPOINTS_PROGRESS,
+                 SESSIONS_OPENED,
                  SESSIONS_CLOSED, SETTINGS_REQUESTED, SETTINGS_RESOLVED)
 
 # -- who may call what ------------------------------------------------------------------------
@@ -73,11 +78,36 @@ METHOD_SIDES: dict[str, str] = {
     LEDGER_VERIFY: AGENT, TRACE_BLAME: AGENT,  # reads: the chain's state, a file's authors
     APPROVALS_RESPOND: PERSON, CHECKPOINTS_RESTORE: PERSON, SETTINGS_UPDATE: PERSON,
     SETTINGS_CONFIRM: PERSON,
+    GRANTS_LIST: AGENT, GRANTS_REVOKE: PERSON, GRANTS_CONFIRM: PERSON,
 }
+
+# The person's edits of the intents file go through the daemon, its one writer
+# (daemon/intents_edit/); reading the file and previewing a scope are reads.
+INTENTS_READ = "intents/read"
+INTENTS_PREVIEW_SCOPE = "intents/preview_scope"
+INTENTS_CREATE = "intents/create"
+INTENTS_UPDATE_STATUS = "intents/update_status"
+INTENTS_SCOPE_ADD = "intents/scope_add"
+INTENTS_SCOPE_REMOVE = "intents/scope_remove"
+INTENTS_SCOPE_SET = "intents/scope_set"
+INTENTS_REMOVE = "intents/remove"
+METHOD_SIDES.update({
+    INTENTS_READ: AGENT, INTENTS_PREVIEW_SCOPE: AGENT, INTENTS_CREATE: PERSON,
+    INTENTS_UPDATE_STATUS: PERSON, INTENTS_SCOPE_ADD: PERSON, INTENTS_SCOPE_REMOVE: PERSON,
+    INTENTS_SCOPE_SET: PERSON, INTENTS_REMOVE: PERSON,
+})
 
 
 def is_person_method(method: str) -> bool:
     return METHOD_SIDES.get(method, PERSON) == PERSON
+
+
+# -- notifications of approvers and grants ----------------------------------------------------
+APPROVERS_CHANGED = "approvers/changed"   # how many approvers are connected
+GRANTS_CHANGED = "grants/changed"         # a grant was added or revoked
+GRANTS_REQUESTED = "grants/requested"     # a grant asked for outside the app waits for it
+GRANTS_RESOLVED = "grants/resolved"
+NOTIFICATIONS += (APPROVERS_CHANGED, GRANTS_CHANGED, GRANTS_REQUESTED, GRANTS_RESOLVED)
 
 
 # -- error codes ------------------------------------------------------------------------------
@@ -94,6 +124,8 @@ REQUEST_TOO_LARGE = -32005
 DAEMON_STOPPING = -32006
 UNSUPPORTED_VERSION = -32007
 PERSON_ONLY = -32008          # a person method called from an agent's side (or from unknown)
+INTENTS_CONFLICT = -32020     # the intents file changed since the edit's base_sha256: nothing written
+INTENTS_INVALID = -32021      # the edit would make the intents file invalid, or names no intent
 
 # -- values -----------------------------------------------------------------------------------
 DECISIONS = ("allow", "ask", "deny")

@@ -79,6 +79,8 @@ class Recorder:
         self._real_root = os.path.realpath(root)
         self._blobs = blobs
         self._max = max_file_bytes
+        # entries read ahead by a warm-up, used like the stat cache (set only under the store's lock)
+        self.hints: Mapping[str, Entry] = {}
 
     def escapes(self, rel: str) -> bool:
         """True when a parent folder of rel is a symlink, so rel is not really inside the workspace."""
@@ -168,7 +170,8 @@ class Recorder:
                 changes.skipped.append((rel, "file name is not valid UTF-8"))
                 continue
             seen = known.get(rel)
-            observed = self.observe(rel, st, seen[1] if seen else None, trust_stat)
+            hint = None if seen else self.hints.get(rel)
+            observed = self.observe(rel, st, seen[1] if seen else hint, trust_stat or hint is not None)
             keep = self._note(changes, rel, observed, seen, rel in wanted, created_after_ns)
             if keep and observed.data is not None:
                 if save:

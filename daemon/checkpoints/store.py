@@ -13,6 +13,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Literal, Self
 
+from dulwich.objects import Blob
+
 from intentd.daemon.engine.statedir import checkpoints_dir, ensure_private, make_tree_private
 
 from . import inotify
@@ -36,6 +38,7 @@ from .recorder import Changes, Recorder
 from .restore import Restorer, plan
 from .state import ABSENT, Entry
 from .upkeep import Upkeep
+from .warmup import Progress, prehash
 
 # Aliases because the method `list` shadows the builtin inside the class body.
 Checkpoints = list[Checkpoint]
@@ -43,6 +46,7 @@ Tracker = InotifyTracker | DirtyTracker
 FileDiffs = list[FileDiff]
 _ID = re.compile(r"(?:cp-)?0*(\d{1,18})")
 NO_STATE = "no state at this checkpoint; left in place"
+BASELINE = "baseline: the workspace as intentd found it"
 log = logging.getLogger(__name__)
 
 
@@ -108,6 +112,9 @@ class CheckpointStore:
         self._drained_seq = -1
         self._upkeep = Upkeep(self._manifest, self._blobs, max_store_bytes)
         self._upkeep_thread: threading.Thread | None = None
+        self._stop = threading.Event()
+        self._warming = threading.Lock()
+        self.warm_up_progress: tuple[int, int] | None = None  # (files read, in all) while warming
 
     def _open_state_dir(self) -> None:
         """The store holds copies of workspace files: its folder and files are the owner's only."""
@@ -147,8 +154,48 @@ class CheckpointStore:
             return Coverage(False, 0, (), self._unwatched_why)
         return self._tracker.coverage()
 
+    def warm_up(self, progress: Progress | None = None) -> Checkpoint | None:
+        """Take the workspace's first complete checkpoint (a baseline) unless it has one, reading
+        and hashing every file first without holding the store: tool calls meanwhile wait only
+        for what they need, and the first command checkpoint is spared a full read."""
+        with self._warming:
+            if self._stop.is_set() or self._warm():
+                return None
+
+            def report(done: int, total: int) -> None:
+                self.warm_up_progress = (done, total)
+                if progress is not None:
+                    progress(done, total)
+
+            try:
+                hints = prehash(self._root, self._rules, self._recorder, self._put, self._stop, report)
+                if self._stop.is_set():
+                    return None
+                self.wait_for_upkeep()
+                with self._lock.hold():
+                    if self._warm():  # a command checkpoint got there first
+                        return None
+                    self._recorder.hints = hints
+                    try:
+                        return self._create(None, BASELINE)
+                    finally:
+                        self._recorder.hints = {}
+            finally:
+                self.warm_up_progress = None
+
+    def _warm(self) -> bool:
+        with self._lock.hold(exclusive=False):
+            return bool(self._manifest.meta().get("run_start"))
+
+    def _put(self, blobs: list[Blob]) -> None:
+        with self._lock.hold():  # git and dulwich are not to be shared across threads unguarded
+            self._blobs.put(blobs)
+
     def close(self) -> None:
-        """Stop the watcher and release the store."""
+        """Stop the watcher (and a warm-up) and release the store."""
+        self._stop.set()
+        with self._warming:
+            pass
         self.wait_for_upkeep()
         if self._tracker is not None:
             self._tracker.stop()

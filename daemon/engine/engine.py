@@ -375,11 +375,19 @@ class Engine:
 
         with self._lock:
             store = self._stores.get(workspace.root_str)
+            if store is not None:
+                return store
+            opening = self._opening.setdefault(workspace.root_str, threading.Lock())
+        # Opened outside the engine's lock: setting up the watches of a big workspace must not
+        # hold up calls in the others.
+        with opening:
+            store = self._stores.get(workspace.root_str)
             if store is None:
                 # a callable, so the store sees the rules in force after each reload
                 store = CheckpointStore(workspace.root, checkpoints_dir(workspace.root, self.home),
                                         ignore_rules=lambda: workspace.config.ignore)
-                self._stores[workspace.root_str] = store
+                with self._lock:
+                    self._stores[workspace.root_str] = store
             return store
 
     # -- recording -----------------------------------------------------------------------------

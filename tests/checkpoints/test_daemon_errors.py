@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -35,6 +36,26 @@ def test_the_list_says_what_the_watcher_sees(short_dir: Path) -> None:
             Client(daemon.socket_path) as client:
         client.initialize("test")
         listed = client.call(protocol.CHECKPOINTS_LIST, {"workspace": str(workspace)})
-    assert listed["checkpoints"] == []
     assert listed["coverage"]["mode"] == "watched" and listed["coverage"]["unwatched_count"] == 0
     assert listed["coverage"]["summary"].startswith("watching all")
+
+
+def test_a_workspace_warms_up_when_the_daemon_opens_it(short_dir: Path) -> None:
+    """Its baseline is taken in the background, with progress; the first command then only
+    looks at what changed."""
+    workspace = make_workspace(short_dir / "ws", files={"src/app.py": "x = 1\n"})
+    with DaemonProcess(short_dir / "d.sock", short_dir / "state") as daemon, \
+            Client(daemon.socket_path) as client:
+        client.initialize("test")
+        client.call(protocol.EVENTS_SUBSCRIBE, {"events": [protocol.CHECKPOINTS_PROGRESS]})
+        client.call(protocol.SESSIONS_OPEN, {"workspace": str(workspace), "agent": "agent"})
+        deadline = time.monotonic() + 20
+        phases = []
+        while "done" not in phases and time.monotonic() < deadline:
+            message = client.next_notification(timeout=deadline - time.monotonic())
+            if message is not None:
+                phases.append(message["params"]["phase"])
+        assert phases[-2:] == ["reading", "done"]
+        (baseline,) = client.call(protocol.CHECKPOINTS_LIST, {"workspace": str(workspace)})["checkpoints"]
+    assert baseline["label"].startswith("baseline") and "src/app.py" in baseline["files"]
+    assert baseline["coverage"] == "full scan: the first checkpoint of this workspace"
