@@ -16,6 +16,7 @@ COMMAND_MODULES = (
     "intentd.daemon.server.cli",
     "intentd.daemon.agents.cli",
     "intentd.daemon.setup.cli",
+    "intentd.daemon.intents_edit.cli",
     "intentd.daemon.trace.cli",
 )
 
