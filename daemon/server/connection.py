@@ -88,6 +88,7 @@ class Connection:
     async def _cleanup(self, writer_task: asyncio.Task[None]) -> None:
         """The client is gone: its waiting calls are withdrawn and its sessions closed."""
         self.core.bus.subscribers.discard(self)
+        self.core.approvals.set_approver(self, False)
         for task in list(self._tasks):
             task.cancel()
         try:

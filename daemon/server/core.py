@@ -17,7 +17,7 @@ from intentd.daemon.engine.statedir import workspace_state_dir
 from intentd.daemon.engine.workspace import Workspace, WorkspaceConfig
 from intentd.daemon.policy.config import AutoApprove
 from intentd.daemon.policy.hooks import kill_running_hooks
-from intentd.daemon.server.approvals import Answer, ApprovalQueue
+from intentd.daemon.server.approvals import HANDED_OFF, Answer, ApprovalQueue, handed_off
 from intentd.daemon.server.events import EventBus
 from intentd.daemon.server.rpc import Params, RpcError
 from intentd.daemon.server.threads import ToolThreads
@@ -69,16 +69,20 @@ class DaemonCore:
 
     # -- deciding with a person ----------------------------------------------------------------
 
-    async def decide(self, ev: Evaluation,
-                     timeout: float | None) -> tuple[Decision, str | None, Answer | None]:
-        """The final decision (allow/deny) of a call, waiting for a person when the pipeline asks."""
+    async def decide(self, ev: Evaluation, timeout: float | None, native_prompt: bool = False
+                     ) -> tuple[Decision, str | None, Answer | None]:
+        """The final decision (allow/deny) of a call, waiting for a person when the pipeline asks.
+        With `native_prompt` (the agent can ask the person itself) and no approver connected, it
+        stays "ask": the agent's own prompt asks, at once."""
         if ev.decision.verdict is Verdict.ALLOW:
-            return ev.decision, "auto", None
+            return ev.decision, f"grant {ev.grant_id}" if ev.grant_id else "auto", None
         if ev.decision.verdict is Verdict.DENY:
             return ev.decision, None, None
         if self.stopping:
             raise RpcError(protocol.DAEMON_STOPPING, "the daemon is stopping")
-        approval = self.approvals.add(ev)
+        if native_prompt and not self.approvals.approvers:
+            return handed_off(ev), None, Answer(HANDED_OFF)
+        approval = self.approvals.add(ev, native_prompt)
         try:
             answer = await asyncio.wait_for(asyncio.shield(approval.future), timeout)
         except TimeoutError:
@@ -90,6 +94,8 @@ class DaemonCore:
             raise
         if answer.resolution == "approved":
             return Decision.allow("approval", "approved by a person"), "person", answer
+        if answer.resolution == HANDED_OFF:  # the last approver left while it waited
+            return handed_off(ev), None, answer
         if answer.resolution == "stopping":
             raise RpcError(protocol.DAEMON_STOPPING, "the daemon is stopping; the call was not run")
         if answer.resolution == "rejected":

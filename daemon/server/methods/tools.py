@@ -6,7 +6,7 @@ import asyncio
 from typing import Any
 
 from intentd.daemon import protocol
-from intentd.daemon.engine.decision import Decision
+from intentd.daemon.engine.decision import Decision, Verdict
 from intentd.daemon.engine.engine import Outcome
 from intentd.daemon.engine.session import Session
 from intentd.daemon.server.core import DaemonCore
@@ -15,11 +15,12 @@ from intentd.daemon.tools.registry import BUILTIN_TOOLS
 
 
 async def call_tool(core: DaemonCore, session: Session, tool: Any, args: Any,
-                    batch: str | None, timeout: float | None, *, run: bool = True) -> dict[str, Any]:
+                    batch: str | None, timeout: float | None, *, run: bool = True,
+                    native_prompt: bool = False) -> dict[str, Any]:
     """Decide a call (waiting for a person when needed), then run or authorize it."""
     ev = core.engine.evaluate(session, tool, args, batch)
     try:
-        decision, approved_by, answer = await core.decide(ev, timeout)
+        decision, approved_by, answer = await core.decide(ev, timeout, native_prompt and not run)
     except RpcError:  # the daemon is stopping: the refusal still goes in the ledger
         core.engine.refuse(ev, Decision.deny("approval", "the daemon stopped before a person answered"))
         raise
@@ -27,7 +28,9 @@ async def call_tool(core: DaemonCore, session: Session, tool: Any, args: Any,
         core.engine.refuse(ev, Decision.deny("approval", "withdrawn: the caller disconnected"))
         raise
     ev.decision = decision  # what the receipt records: the final word, a person's included
-    if not decision.allowed:
+    if decision.verdict is Verdict.ASK:  # handed to the agent's prompt: ready, should it say yes
+        outcome = await core.in_thread(core.engine.authorize, ev, approved_by)
+    elif not decision.allowed:
         outcome = core.engine.refuse(ev, decision)
     elif run:
         outcome = await core.in_thread(core.engine.run, ev, approved_by)
@@ -61,7 +64,7 @@ def register(table: MethodTable, core: DaemonCore) -> None:
         session = core.session(params)
         answer = await call_tool(core, session, params.text("tool"), params.obj("args", {}),
                                  params.opt_text("batch"), params.opt_number("approval_timeout"),
-                                 run=False)
+                                 run=False, native_prompt=params.opt_bool("native_prompt", False))
         answer.pop("result", None)
         return answer
 
