@@ -110,6 +110,9 @@ def run_blame(args: argparse.Namespace) -> int:
     root = _root(args)
     path = (args.file if args.file.is_absolute() else Path.cwd() / args.file).resolve()
     state = _state(args, root)
+    if not (state / "ledger.jsonl").exists():
+        print(f"note: no ledger for {root} (no agent has worked here through intentd)",
+              file=sys.stderr)
     lines = blame(state / "ledger.jsonl", ContentStore(state / "contents"), path)
     if args.json:
         print(json.dumps([{"line": b.number, "text": b.text,
