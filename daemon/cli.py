@@ -31,9 +31,22 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def chosen_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
+    """The deepest sub-command parser the arguments chose (`intentd hook select` → select's)."""
+    while True:
+        action = next((a for a in parser._actions  # noqa: SLF001 - argparse has no public walk
+                       if isinstance(a, argparse._SubParsersAction)), None)  # noqa: SLF001
+        name = getattr(args, action.dest, None) if action is not None else None
+        if action is None or name not in action.choices:
+            return parser
+        parser = action.choices[name]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:  # said by the sub-command's own parser, so its usage is the one printed
+        chosen_parser(parser, args).error(f"unrecognized arguments: {' '.join(unknown)}")
     if not hasattr(args, "func"):
         parser.print_help()
         return 2

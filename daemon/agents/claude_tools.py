@@ -206,6 +206,10 @@ def selection(command: str) -> str | None:
         words = shlex.split(command)
     except ValueError:
         return None
+    if len(words) == 6 and words[4] == "--socket" and words[5]:  # the socket is the hook's own
+        words = words[:4]
+    elif len(words) == 5 and words[4].startswith("--socket=") and len(words[4]) > 9:
+        words = words[:4]
     if len(words) == 4 and tuple(words[:3]) == SELECT_COMMAND and words[3]:
         return words[3]
     return None

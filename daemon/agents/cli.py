@@ -71,4 +71,7 @@ def _register_hook(subparsers: Any) -> None:
                                              "(run by the agent through Bash; the hook does it)")
     select.add_argument("intent_id")
     select.add_argument("--workspace", type=Path, default=Path.cwd())
+    select.add_argument("--socket", type=Path,
+                        help="accepted as every command accepts it: the hook that sees this "
+                             "command selects in its own daemon's session")
     select.set_defaults(func=_lazy("claude_select"))

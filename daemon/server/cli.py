@@ -38,18 +38,28 @@ def register(subparsers: Any) -> None:
 
 def run_serve(args: argparse.Namespace) -> int:
     from intentd.daemon.engine.engine import Engine
-    from intentd.daemon.server.server import StartupError, serve
+    from intentd.daemon.server.server import StartupError
 
     logging.basicConfig(level=args.log_level.upper(), format="intentd: %(levelname)s %(message)s")
     path = args.socket or protocol.default_socket_path()
     engine = Engine(watch=True)
     try:
-        asyncio.run(serve(path, engine))
+        asyncio.run(_serve_announced(path, engine))
     except StartupError as exc:
         engine.close()
         print(f"intentd serve: {exc}", file=sys.stderr)
         return 1
     return 0
+
+
+async def _serve_announced(path: Path, engine: Any) -> None:
+    """Serve, saying once where, when the socket answers: the one line a person looks for."""
+    from intentd.daemon.server.server import IntentdServer
+
+    server = IntentdServer(path, engine)
+    await server.start()
+    print(f"intentd serve: listening on {path}", flush=True)
+    await server.serve_until_stopped()
 
 
 def _guard(fn: Callable[[argparse.Namespace, Client], int]) -> Callable[[argparse.Namespace], int]:
