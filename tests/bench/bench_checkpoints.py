@@ -34,7 +34,7 @@ GITIGNORE = "\n".join([
     ".venv/", "venv/", ".mypy_cache/", ".pytest_cache/", ".coverage", "htmlcov/", "*.log",
     "node_modules/", ".DS_Store", "*.swp", ".idea/", ".vscode/", "*.tmp", "/coverage.xml",
 ]) + "\n"
-PER_DIR = 25
+PER_DIR = 25  # files per folder; --per-dir 10 gives the monorepo shape (500k files in 50k folders)
 GIT_ENV = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")} | {
     "GIT_CONFIG_NOSYSTEM": "1", "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "b@b",
     "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "b@b",
@@ -42,7 +42,16 @@ GIT_ENV = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")} | {
 
 
 def rel_path(i: int) -> str:
-    return f"pkg{i // (PER_DIR * 40):02d}/mod{i // PER_DIR:04d}/file{i:05d}.py"
+    return f"pkg{i // (PER_DIR * 40):03d}/mod{i // PER_DIR:05d}/file{i:06d}.py"
+
+
+def rss_mib() -> float:
+    """This process's resident memory now (the store runs in it, as in the daemon)."""
+    with open("/proc/self/status", encoding="ascii") as handle:
+        for line in handle:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return 0.0
 
 
 def generate(root: Path, count: int) -> None:
@@ -124,6 +133,8 @@ class Row:
     store_growth: int
     anchor_growth: int
     repo_bytes: int
+    rss_before: float = 0.0
+    rss_after: float = 0.0
 
 
 def measure(count: int, reps: int, base: Path) -> Row:
@@ -132,12 +143,16 @@ def measure(count: int, reps: int, base: Path) -> Row:
     generate(root, count)
     anchor = Anchor(root, anchor_dir)
     anchor_first = timed(anchor.checkpoint)
+    rss_before = rss_mib()
     store = CheckpointStore(root, base / f"state{count}")
     scanner = CheckpointStore(root, base / f"scan{count}", watch=False)
     try:
         ours_first = timed(lambda: store.create(None, label="baseline"))
+        rss_after = rss_mib()
         scanner.create(None, label="baseline")
-        return _measure_warm(count, reps, root, anchor, store, scanner, anchor_first, ours_first)
+        row = _measure_warm(count, reps, root, anchor, store, scanner, anchor_first, ours_first)
+        row.rss_before, row.rss_after = rss_before, rss_after
+        return row
     finally:
         store.close()
         scanner.close()
@@ -195,6 +210,11 @@ def print_tables(rows: list[Row]) -> None:
         print(f"| {r.files:,} | {r.anchor_first:,.0f} | {r.ours_first:,.0f} | {r.anchor_one:.1f} | "
               f"{r.ours_file:.2f} | 1/{r.anchor_one / r.ours_file:.0f} | {r.anchor_ten:.1f} | "
               f"{r.ours_command:.2f} | 1/{r.anchor_ten / r.ours_command:.0f} | {r.ours_scan:.0f} |")
+    print("\n### Memory (resident, MiB) of the process holding the store, watcher on\n")
+    print("| files | before opening | after the baseline |")
+    print("|---:|---:|---:|")
+    for r in rows:
+        print(f"| {r.files:,} | {r.rss_before:,.0f} | {r.rss_after:,.0f} |")
     print("\n### Storage growth over 100 edits of 1 KiB in a 4 KiB file (100 KiB edited)\n")
     print("| files | workspace size | ours | anchor's shadow .git |")
     print("|---:|---:|---:|---:|")
@@ -207,7 +227,10 @@ def main() -> None:
     parser.add_argument("--sizes", default="1000,10000,50000")
     parser.add_argument("--reps", type=int, default=15)
     parser.add_argument("--dir", type=Path, default=None, help="scratch folder (default: a temp dir)")
+    parser.add_argument("--per-dir", type=int, default=25, help="files per folder")
     args = parser.parse_args()
+    global PER_DIR
+    PER_DIR = args.per_dir
     base = Path(tempfile.mkdtemp(prefix="bench-cp-", dir=args.dir))
     started = time.perf_counter()
     try:

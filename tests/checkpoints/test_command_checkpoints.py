@@ -206,3 +206,22 @@ def test_a_policy_change_makes_the_next_command_checkpoint_scan(
     assert (ws / "notes/plan.md").read_text() == "the plan\n"
     store.restore(first.id)  # it existed all along (just hidden): not deleted
     assert (ws / "notes/plan.md").exists()
+
+
+def test_a_moved_folder_stays_watched_under_its_new_name(ws: Path, store: CheckpointStore,
+                                                         scans: list[str]) -> None:
+    store.create(None, label="baseline")
+    write(ws, "src/deep/er.py", "x\n")
+    store.create(None, label="new folder")
+    os.rename(ws / "src", ws / "lib")
+    store.create(None, label="after mv")
+    scans.clear()
+    write(ws, "lib/deep/er.py", "edited under the new name\n")
+    write(ws, "lib/app.py", "edited too\n")
+    cp = store.create(None, label="edits")
+    assert set(cp.files) == {"lib/deep/er.py", "lib/app.py"} and "" not in scans
+    shutil.move(str(ws / "lib"), str(ws.parent / "gone"))  # moved out of the workspace
+    cp = store.create(None, label="moved out")
+    assert set(cp.files) == {"lib/deep/er.py", "lib/app.py", "lib/util.py"}
+    write(ws.parent / "gone", "app.py", "changes out there are not ours\n")
+    assert store.create(None, label="idle").files == ()
