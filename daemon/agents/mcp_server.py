@@ -17,21 +17,41 @@ from intentd.daemon import __version__
 from intentd.daemon.agents.calls import CallResult
 from intentd.daemon.agents.gateway import Gateway, GatewayError, open_gateway
 from intentd.daemon.agents.prompt import handshake_section, workspace_facts
-from intentd.daemon.tools.base import Tool, ToolKind
+from intentd.daemon.tools.base import Tool
 from intentd.daemon.tools.registry import BUILTIN_TOOLS
 
 NO_DAEMON = ("it needs a person's approval, and no intentd daemon is running to ask one: start "
              "`intentd serve` (and the desktop app), then restart this MCP server")
 
 
+# (readOnlyHint, destructiveHint, idempotentHint, openWorldHint), in the MCP spec's meaning:
+# read-only = changes nothing around it; destructive = may overwrite or delete, not only add;
+# idempotent = the same call again has no further effect; open world = may reach entities
+# beyond a closed domain (a shell command can reach the network and any program).
+HINTS: dict[str, tuple[bool, bool, bool, bool]] = {
+    "read_file": (True, False, True, False),
+    "list_files": (True, False, True, False),
+    "search_files": (True, False, True, False),
+    "write_to_file": (False, True, True, False),      # the same content again changes nothing
+    "replace_in_file": (False, True, False, False),   # new_str may hold old_str: again differs
+    "execute_command": (False, True, False, True),
+    # Changes which writes the session may ask for, nothing around it: a client need not confirm.
+    "select_active_intent": (True, False, True, False),
+    "ask_followup_question": (True, False, False, False),
+    "attempt_completion": (True, False, False, False),
+}
+UNKNOWN_HINTS = (False, True, False, True)  # the spec's defaults: assume the worst
+
+
 def tool_annotations(tool: Tool) -> types.ToolAnnotations:
-    """What MCP clients show and use to decide whether to confirm: reads vs destructive tools."""
+    """What MCP clients show and use to decide whether to confirm a call."""
+    read_only, destructive, idempotent, open_world = HINTS.get(tool.name, UNKNOWN_HINTS)
     return types.ToolAnnotations(
         title=tool.name.replace("_", " "),
-        read_only_hint=not tool.destructive,
-        destructive_hint=tool.destructive,
-        idempotent_hint=tool.kind is ToolKind.READ,
-        open_world_hint=False,
+        read_only_hint=read_only,
+        destructive_hint=destructive,
+        idempotent_hint=idempotent,
+        open_world_hint=open_world,
     )
 
 

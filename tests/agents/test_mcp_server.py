@@ -61,6 +61,12 @@ def test_tools_annotations_and_a_gated_write_through_the_daemon(
         assert tools[name].annotations.destructive_hint is True
         assert tools[name].annotations.read_only_hint is False
     assert tools["select_active_intent"].annotations.read_only_hint is True
+    hints = {name: (t.annotations.idempotent_hint, t.annotations.open_world_hint)
+             for name, t in tools.items()}
+    assert hints["execute_command"] == (False, True), "a command may reach the network"
+    assert hints["write_to_file"] == (True, False), "the same content twice changes nothing more"
+    assert hints["replace_in_file"] == (False, False)
+    assert hints["read_file"][1] is False and hints["search_files"][1] is False
     assert tools["write_to_file"].input_schema["required"] == ["path", "content"]
     assert "INT-1" in (init.instructions or "")
     refused, selected, written, outside, read = results
