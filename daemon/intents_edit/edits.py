@@ -154,7 +154,12 @@ def remove(text: str, index: int) -> str:
     s = Splices(text, layout.lines)
     intent = layout.intent(index)
     layout.dash_prefix(intent)  # the `-` is on the intent's first line, or this is no simple item
-    s.lines_span(intent.start_mark.line, last_line(intent))
+    first, last = intent.start_mark.line, last_line(intent)
+    lines = layout.lines
+    if first > 0 and not lines[first - 1].strip() and (last + 1 >= len(lines)
+                                                       or not lines[last + 1].strip()):
+        first -= 1  # the blank line that set it apart goes with it, as it came with an add
+    s.lines_span(first, last)
     return s.apply()
 
 

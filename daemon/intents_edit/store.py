@@ -19,6 +19,7 @@ from intentd.daemon.intents_edit.layout import LayoutError
 
 # Statuses an edit may set: the usual life of an intent, plus what the policy makes selectable.
 LIFECYCLE = ("PENDING", "IN_PROGRESS", "BLOCKED", "COMPLETED", "ABANDONED")
+Change = Callable[["Snapshot"], tuple[str, list[dict[str, Any]]]]  # new text, intents it loads as
 _locks: dict[str, threading.Lock] = {}
 _locks_guard = threading.Lock()
 
@@ -88,8 +89,7 @@ class IntentsFileEditor:
         return Snapshot(text, sha256_of(raw), intents)
 
     # -- editing -------------------------------------------------------------------------------
-    def edit(self, base_sha256: str, change: Callable[[Snapshot], tuple[str, list[dict[str, Any]]]],
-             new_statuses: tuple[str, ...] = ()) -> Snapshot:
+    def edit(self, base_sha256: str, change: Change, new_statuses: tuple[str, ...] = ()) -> Snapshot:
         """Apply `change` (new text, and the intents it must load as) if the file is still the
         one the person saw; check it with the loader; write it whole. Raises EditRefused."""
         with self._lock:
@@ -186,7 +186,7 @@ def _index(snap: Snapshot, intent_id: str) -> int:
     raise EditRefused(f"no intent {intent_id!r} in the intents file (intents: {known})")
 
 
-def create(new: edits.NewIntent) -> Callable[[Snapshot], tuple[str, list[dict[str, Any]]]]:
+def create(new: edits.NewIntent) -> Change:
     def change(snap: Snapshot) -> tuple[str, list[dict[str, Any]]]:
         fields = {"id": new.id.strip(), "name": new.name.strip(), "status": new.status.strip(),
                   "owned_scope": list(new.owned_scope), "constraints": list(new.constraints),
@@ -195,7 +195,7 @@ def create(new: edits.NewIntent) -> Callable[[Snapshot], tuple[str, list[dict[st
     return change
 
 
-def update_status(intent_id: str, status: str) -> Callable[[Snapshot], tuple[str, list[dict[str, Any]]]]:
+def update_status(intent_id: str, status: str) -> Change:
     def change(snap: Snapshot) -> tuple[str, list[dict[str, Any]]]:
         index = _index(snap, intent_id)
         expected = _shape(snap.intents)
@@ -204,7 +204,7 @@ def update_status(intent_id: str, status: str) -> Callable[[Snapshot], tuple[str
     return change
 
 
-def set_scope(intent_id: str, scope: list[str]) -> Callable[[Snapshot], tuple[str, list[dict[str, Any]]]]:
+def set_scope(intent_id: str, scope: list[str]) -> Change:
     def change(snap: Snapshot) -> tuple[str, list[dict[str, Any]]]:
         index = _index(snap, intent_id)
         expected = _shape(snap.intents)
@@ -219,7 +219,7 @@ def current_scope(snap: Snapshot, intent_id: str) -> list[str]:
     return list(snap.intents.intents[_index(snap, intent_id)].owned_scope)
 
 
-def remove(intent_id: str) -> Callable[[Snapshot], tuple[str, list[dict[str, Any]]]]:
+def remove(intent_id: str) -> Change:
     def change(snap: Snapshot) -> tuple[str, list[dict[str, Any]]]:
         index = _index(snap, intent_id)
         expected = _shape(snap.intents)
@@ -228,7 +228,7 @@ def remove(intent_id: str) -> Callable[[Snapshot], tuple[str, list[dict[str, Any
     return change
 
 
-def scope_add(intent_id: str, globs: list[str]) -> Callable[[Snapshot], tuple[str, list[dict[str, Any]]]]:
+def scope_add(intent_id: str, globs: list[str]) -> Change:
     """Each glob not yet in the scope goes at its end, where it outweighs earlier `!` lines."""
     def change(snap: Snapshot) -> tuple[str, list[dict[str, Any]]]:
         scope = current_scope(snap, intent_id)
@@ -236,7 +236,7 @@ def scope_add(intent_id: str, globs: list[str]) -> Callable[[Snapshot], tuple[st
     return change
 
 
-def scope_remove(intent_id: str, globs: list[str]) -> Callable[[Snapshot], tuple[str, list[dict[str, Any]]]]:
+def scope_remove(intent_id: str, globs: list[str]) -> Change:
     def change(snap: Snapshot) -> tuple[str, list[dict[str, Any]]]:
         scope = current_scope(snap, intent_id)
         missing = [g for g in globs if g not in scope]
