@@ -29,16 +29,20 @@ OnRequest = Callable[[dict[str, Any]], Reply | None]
 class ApprovalWatcher:
     """Requests of one session (every session when `session_id` is None) go to `on_request`.
 
-    The daemon knows the answering connection by `client_name` (its `initialize` name)."""
+    The daemon knows the answering connection by `client_name` (its `initialize` name). A
+    watcher that only says where to answer is no `approver`: with none connected, an agent that
+    has its own prompt is asked there rather than left waiting."""
 
     def __init__(self, socket_path: Path | None, session_id: str | None, on_request: OnRequest,
-                 *, client_name: str = "intentd-approval-watcher", timeout: float = 10) -> None:
+                 *, client_name: str = "intentd-approval-watcher", timeout: float = 10,
+                 approver: bool = True) -> None:
         self.session_id, self.on_request = session_id, on_request
         self.client = Client(socket_path, timeout=timeout)
         try:
             self.client.connect()
             self.client.initialize(client_name)
-            self.client.call(protocol.EVENTS_SUBSCRIBE, {"events": [protocol.APPROVALS_REQUESTED]})
+            self.client.call(protocol.EVENTS_SUBSCRIBE, {"events": [protocol.APPROVALS_REQUESTED],
+                                                         "approver": approver})
         except (DaemonUnavailable, RpcError, TimeoutError) as exc:
             self.client.close()
             raise GatewayError(f"cannot watch the daemon's approvals: {exc}") from None

@@ -1,6 +1,7 @@
 """`intentd hook claude-code`: Claude Code's tool hooks, answered by the pipeline."""
 
-# PreToolUse → `tools/authorize`, answered with hookSpecificOutput.permissionDecision; PostToolUse
+# PreToolUse → `tools/authorize`, answered with hookSpecificOutput.permissionDecision (allow,
+# deny, or "ask" when no approver is connected: Claude Code's own prompt asks); PostToolUse
 # → `tools/report`. Fails closed: when the daemon cannot be asked or anything goes wrong, a
 # call that may change something is denied, and a read is handed to Claude Code's own prompt.
 # Every wait (connect, keeper start, state lock, a person's answer) ends by one deadline set
@@ -209,8 +210,15 @@ def pre_tool_use(hook: HookSession, event: dict[str, Any], mapped: Mapped) -> di
         return select_intent(hook, mapped.select)
     if mapped.tool is None:
         return {}  # no opinion: Claude Code's own permissions decide
-    answer = hook.call(protocol.TOOLS_AUTHORIZE, {"tool": mapped.tool, "args": mapped.args},
+    # native_prompt: with no approver connected, the daemon answers "ask" at once and Claude
+    # Code's own permission prompt asks the person; its PostToolUse then records their yes.
+    answer = hook.call(protocol.TOOLS_AUTHORIZE, {"tool": mapped.tool, "args": mapped.args,
+                                                  "native_prompt": True},
                        approval_timeout=hook.args.approval_timeout)
+    if answer.get("decision") == "ask":
+        with hook.update() as state:
+            state.pending[call_key(event)] = str(answer["call_id"])
+        return decision("ask", hook.noted(f"intentd: {answer.get('reason')}"))
     if answer.get("decision") != "allow":
         reason = str(answer.get("reason") or "refused")
         if answer.get("stage") == "intent_gate":

@@ -127,4 +127,4 @@ def _watch_approvals(args: argparse.Namespace, session_id: str, out: TextIO) -> 
     if args.yes:
         return ApprovalWatcher(args.socket, session_id, approve_as(f"{SCRIPT} (--yes)", out),
                                client_name="intentd demo")
-    return ApprovalWatcher(args.socket, session_id, announce(out))
+    return ApprovalWatcher(args.socket, session_id, announce(out), approver=False)

@@ -87,7 +87,8 @@ def _drive(gateway: Any, settings: Any, args: argparse.Namespace) -> int:
     watcher, runner = None, None
     try:
         if gateway.mode == "daemon":  # say which approval waits, and where to answer it
-            watcher = ApprovalWatcher(args.socket, gateway.session_id, announce(sys.stdout))
+            watcher = ApprovalWatcher(args.socket, gateway.session_id, announce(sys.stdout),
+                                      approver=False)
         runner = AgentRunner(client, gateway, settings)  # asks the gateway for the intents
         return int(runner.run())
     except api.API_ERRORS as exc:

@@ -18,6 +18,7 @@ from intentd.daemon import protocol
 from intentd.daemon.agents.claude_state import StateFile
 from intentd.daemon.cli import main
 from intentd.daemon.client import Client
+from intentd.daemon.engine.engine import HANDED_OFF
 from intentd.daemon.engine.stages.intent_gate import GATE_MESSAGE
 from intentd.daemon.testing import DaemonProcess, make_intent, make_workspace, write_intents
 from tests.agents.conftest import Person
@@ -217,16 +218,36 @@ def test_selecting_through_the_intentd_mcp_server_counts_for_the_hook(hook: Hook
     assert hook(event("PreToolUse", "mcp__intentd__write_to_file", {"path": "src/a.py"}, ws)) == {}
 
 
-def test_nobody_answering_is_a_denial_before_claude_code_gives_up(
+def test_an_approver_who_does_not_answer_is_a_denial_before_claude_code_gives_up(
         ws: Path, daemon: DaemonProcess, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
     hook = Hook(daemon.socket_path, ws, monkeypatch, capsys)
     assert hook.pre("Bash", {"command": "intentd hook select INT-1"})[0] == "allow"
+    away = Client(daemon.socket_path).connect()  # an app left open, with nobody at it
+    away.initialize("intentd-gui away")
+    away.call(protocol.EVENTS_SUBSCRIBE, {"approver": True})
     payload = event("PreToolUse", "Write", {"file_path": str(ws / "src/n.py"), "content": "n"}, ws)
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(json.dumps(payload).encode())))
     capsys.readouterr()
     assert main(["hook", "claude-code", "--socket", str(daemon.socket_path),
                  "--approval-timeout", "0.3"]) == 0
+    away.close()
     out = json.loads(capsys.readouterr().out)["hookSpecificOutput"]
     assert out["permissionDecision"] == "deny"
     assert "no person answered" in out["permissionDecisionReason"]
+
+
+def test_with_no_approver_claude_codes_own_prompt_asks_and_the_yes_is_recorded(
+        hook: Hook, ws: Path, daemon: DaemonProcess) -> None:
+    assert hook.pre("Bash", {"command": "intentd hook select INT-1"})[0] == "allow"
+    started = time.monotonic()
+    verdict, reason = hook.pre("Write", {"file_path": str(ws / "src/n.py"), "content": "n\n"},
+                               use_id="toolu_ask")
+    assert time.monotonic() - started < 5
+    assert verdict == "ask" and "own prompt" in reason
+    (ws / "src" / "n.py").write_text("n\n")  # the person said yes: Claude Code wrote it
+    hook(event("PostToolUse", "Write", {"file_path": str(ws / "src/n.py"), "content": "n\n"}, ws,
+               use_id="toolu_ask"))
+    entry = next(e for e in ledger(daemon, ws) if e["intent"]["tool"] == "write_to_file")
+    assert entry["decision"] == "allow" and entry["approved_by"] == HANDED_OFF
+    assert "agent's own prompt" in entry["reason"]

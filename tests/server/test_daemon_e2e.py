@@ -150,7 +150,7 @@ def test_malformed_input_gets_an_error_and_the_connection_stays_usable(
         sock.connect(str(daemon.socket_path))
         assert raw_exchange(sock, payload)["error"]["code"] == code
         ok = raw_exchange(sock, b'{"jsonrpc": "2.0", "id": 2, "method": "approvals/list"}\n')
-        assert ok == {"jsonrpc": "2.0", "id": 2, "result": {"approvals": []}}
+        assert ok == {"jsonrpc": "2.0", "id": 2, "result": {"approvals": [], "approvers": 0}}
 
 
 def test_an_oversized_line_is_refused_and_a_batch_is_answered(daemon: DaemonProcess) -> None:
