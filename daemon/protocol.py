@@ -220,3 +220,23 @@ def error(id: Any, code: int, message: str, data: Any = None) -> dict[str, Any]:
     if data is not None:
         body["data"] = data
     return {"jsonrpc": "2.0", "id": id, "error": body}
+
+
+def workspace_labels(paths: list[str]) -> dict[str, str]:
+    """Each workspace's short name for people: its folder's name, with as many parent folders as
+    it takes to tell apart workspaces of the same name (`work/app` and `play/app`)."""
+    def tail(path: str, depth: int) -> str:
+        parts = [part for part in path.split("/") if part]
+        return "/".join(parts[-depth:]) or path
+
+    labels = {path: tail(path, 1) for path in paths}
+    for depth in range(2, 256):
+        seen: dict[str, int] = {}
+        for label in labels.values():
+            seen[label] = seen.get(label, 0) + 1
+        clashing = [path for path, label in labels.items() if seen[label] > 1]
+        if not clashing:
+            break
+        for path in clashing:
+            labels[path] = tail(path, depth)
+    return labels

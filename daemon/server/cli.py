@@ -30,10 +30,26 @@ def register(subparsers: Any) -> None:
         parser.add_argument("--socket", type=Path)
         parser.add_argument("--json", action="store_true")
         if name in ("approve", "reject"):
-            parser.add_argument("approval_id")
+            answer_options(parser, name)
         if name == "reject":
             parser.add_argument("--feedback", default=None)
+        if name == "approvals":
+            parser.add_argument("--watch", action="store_true",
+                                help="stay connected as an approver and print each request")
         parser.set_defaults(func=func)
+
+
+def answer_options(parser: argparse.ArgumentParser, name: str) -> None:
+    parser.add_argument("approval_id", nargs="+", help="one or more waiting calls")
+    parser.add_argument("--rest-of-turn", action="store_true",
+                        help=f"{name} every waiting call of the same agent turn too")
+    if name == "approve":
+        parser.add_argument("--grant", choices=("session", "workspace"),
+                            help="and do not ask again: for this session, or for this workspace "
+                                 "until revoked (confirmed in the app)")
+        parser.add_argument("--shape", choices=("command", "path"), default="command",
+                            help="a command prefix (default), or the tool on a path pattern")
+        parser.add_argument("--pattern", help="with --shape path: the paths it covers")
 
 
 def run_serve(args: argparse.Namespace) -> int:
@@ -82,22 +98,41 @@ def run_status(args: argparse.Namespace, client: Client) -> int:
     status = {"workspaces": client.call(protocol.WORKSPACES_LIST)["workspaces"],
               "sessions": client.call(protocol.SESSIONS_LIST)["sessions"],
               "approvals": client.call(protocol.APPROVALS_LIST)["approvals"]}
+    status["approvers"] = approvers = client.call(protocol.APPROVALS_LIST).get("approvers", 0)
     if args.json:
         print(json.dumps(status, indent=2))
         return 0
     print(f"daemon at {client.socket_path}")
-    for ws in status["workspaces"]:
-        print(f"- {ws['workspace']}: {ws['sessions']} session(s), {ws['pending']} pending")
-        for error in ws["errors"]:
-            print(f"    error: {error['file']}:{error['line']}: {error['message']}")
-    for s in status["sessions"]:
-        print(f"  session {s['session_id']} ({s['agent']}, {s['mode']}) intent={s['intent_id']}")
+    print(f"approvers connected: {approvers}" + ("" if approvers else
+          " (calls needing a person go to the agent's own prompt where it has one)"))
+    _print_workspaces(status["workspaces"], status["sessions"])
     _print_approvals(status["approvals"])
     return 0
 
 
+def _print_workspaces(workspaces: list[dict[str, Any]], sessions: list[dict[str, Any]]) -> None:
+    """Each workspace whose folder still exists, named apart from its namesakes, with its own
+    sessions under it."""
+    shown = [ws for ws in workspaces if Path(ws["workspace"]).is_dir()]
+    labels = protocol.workspace_labels([ws["workspace"] for ws in shown])
+    if not shown:
+        print("no workspaces: no agent has opened a session yet")
+    for ws in shown:
+        root = ws["workspace"]
+        print(f"- {labels[root]}  {root}: {ws['sessions']} session(s), {ws['pending']} pending")
+        for error in ws["errors"]:
+            print(f"    error: {error['file']}:{error['line']}: {error['message']}")
+        for s in sessions:
+            if s["workspace"] == root:
+                print(f"    session {s['session_id']} ({s['agent']}, {s['mode']}) "
+                      f"intent={s['intent_id']}")
+
+
 @_guard
 def run_approvals(args: argparse.Namespace, client: Client) -> int:
+    if args.watch:
+        from intentd.daemon.server.approvals_watch import watch
+        return watch(client, args.json)
     approvals = client.call(protocol.APPROVALS_LIST)["approvals"]
     if args.json:
         print(json.dumps(approvals, indent=2))
@@ -119,17 +154,11 @@ def _print_approvals(approvals: list[dict[str, Any]]) -> None:
 
 @_guard
 def run_approve(args: argparse.Namespace, client: Client) -> int:
-    client.call(protocol.APPROVALS_RESPOND, {"approval_id": args.approval_id,
-                                             "decision": protocol.APPROVE})
-    print(f"approved {args.approval_id}")
-    return 0
+    from intentd.daemon.server.approvals_watch import answer
+    return answer(client, args, protocol.APPROVE)
 
 
 @_guard
 def run_reject(args: argparse.Namespace, client: Client) -> int:
-    params = {"approval_id": args.approval_id, "decision": protocol.REJECT}
-    if args.feedback:
-        params["feedback"] = args.feedback
-    client.call(protocol.APPROVALS_RESPOND, params)
-    print(f"rejected {args.approval_id}")
-    return 0
+    from intentd.daemon.server.approvals_watch import answer
+    return answer(client, args, protocol.REJECT)

@@ -1,4 +1,4 @@
-"""The workspaces as a list: name, pending count, a warning mark when a config file is broken."""
+"""The workspaces as a list: names told apart from namesakes, pending counts, broken-config marks."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from typing import Any
 from PySide6.QtCore import QAbstractListModel, QModelIndex, QObject, Qt, QTimer
 from PySide6.QtWidgets import QApplication, QStyle
 
+from intentd.daemon import protocol
 from intentd.gui.state.approvals import ApprovalQueue
-from intentd.gui.state.records import workspace_name
 from intentd.gui.state.workspaces import WorkspaceRegistry
 
 from .table import Index
@@ -21,6 +21,7 @@ class WorkspacesModel(QAbstractListModel):
         self._registry = registry
         self._approvals = approvals
         self._paths: list[str] = registry.paths()
+        self._labels = protocol.workspace_labels(self._paths)  # namesakes told apart by parent
         registry.workspace_added.connect(self._on_registry_workspace_added)
         registry.workspace_changed.connect(self._on_registry_workspace_changed)
         registry.intents_error_changed.connect(self._on_registry_workspace_changed)
@@ -42,7 +43,7 @@ class WorkspacesModel(QAbstractListModel):
         broken = workspace is not None and (workspace.error or workspace.config_errors)
         if role == Qt.ItemDataRole.DisplayRole:
             pending = self._approvals.pending_in(path)
-            return workspace_name(path) + (f"  ({pending} pending)" if pending else "")
+            return self._labels[path] + (f"  ({pending} pending)" if pending else "")
         if role == Qt.ItemDataRole.ToolTipRole:
             return path + (f"\n{workspace.error}" if workspace and workspace.error else "")
         if role == Qt.ItemDataRole.DecorationRole and broken:
@@ -60,7 +61,10 @@ class WorkspacesModel(QAbstractListModel):
         row = len(self._paths)
         self.beginInsertRows(QModelIndex(), row, row)
         self._paths.append(path)
+        self._labels = protocol.workspace_labels(self._paths)
         self.endInsertRows()
+        if row:  # a namesake's label may have grown a parent folder
+            self.dataChanged.emit(self.index(0), self.index(row - 1))
 
     def _on_registry_workspace_changed(self, path: str) -> None:
         row = self.row_of(path)

@@ -100,6 +100,8 @@ def test_workspaces_model_counts_pending(qtmodeltester: ModelTester) -> None:
     assert [model.index(r).data() for r in range(2)] == ["proj", "other  (1 pending)"]
     assert model.path_at(1) == "/w/other"
     qtmodeltester.check(model)
+    registry.ensure("/x/proj")  # a namesake: both are named with their parent folder
+    assert [model.index(r).data() for r in (0, 2)] == ["w/proj", "x/proj"]
 
 
 def test_checkpoints_model(qtmodeltester: ModelTester) -> None:

@@ -57,7 +57,8 @@ def register(table: MethodTable, core: DaemonCore) -> None:
             "workspace": root, "sessions": sum(s.workspace is ws for s in sessions),
             "pending": len(core.approvals.listing(root)),
             "errors": [e.to_json() for e in (ws.config.intents_error, ws.config.policy_error) if e],
-        } for root, ws in list(core.engine.workspaces.items())]}
+        } for root, ws in list(core.engine.workspaces.items())
+            if os.path.isdir(root)]}  # a folder deleted or moved away is no workspace any more
 
     async def intents_list(conn: Any, params: Params) -> dict[str, Any]:
         workspace = core.workspace(params)
