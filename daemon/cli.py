@@ -14,6 +14,7 @@ COMMAND_MODULES = (
     "intentd.daemon.check",
     "intentd.daemon.checkpoints.cli",
     "intentd.daemon.server.cli",
+    "intentd.daemon.grants.cli",
     "intentd.daemon.agents.cli",
     "intentd.daemon.setup.cli",
     "intentd.daemon.intents_edit.cli",

@@ -1,0 +1,72 @@
+"""`intentd approve` with a grant or for a whole turn, `intentd grants`, `intentd status`."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from intentd.daemon import protocol
+from intentd.daemon.client import Client
+from intentd.daemon.testing import DaemonProcess
+from tests.server.helpers import Background, open_session, wait_notification
+
+Connect = Callable[[str], Client]
+
+
+def intentd(daemon: DaemonProcess, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "intentd.daemon.cli", *args, "--socket",
+                           str(daemon.socket_path)], capture_output=True, text=True, timeout=60)
+
+
+def test_status_says_whether_an_approver_is_connected(connect: Connect,
+                                                      daemon: DaemonProcess) -> None:
+    assert "approvers connected: 0 (calls needing a person go to the agent's own prompt" in \
+        intentd(daemon, "status").stdout
+    app = connect("intentd-gui test")
+    app.call(protocol.EVENTS_SUBSCRIBE, {"approver": True})
+    assert "approvers connected: 1\n" in intentd(daemon, "status").stdout
+
+
+def test_a_grant_from_the_terminal_waits_for_the_app_then_lists_and_revokes(
+        connect: Connect, workspace: Path, daemon: DaemonProcess) -> None:
+    app = connect("intentd-gui test")
+    app.call(protocol.EVENTS_SUBSCRIBE, {"approver": True})
+    agent = connect("agent")
+    session_id = open_session(agent, workspace)
+    call = Background(agent, protocol.TOOLS_CALL, {"session_id": session_id,
+                                                   "tool": "execute_command",
+                                                   "args": {"command": "touch src/one"}})
+    request = wait_notification(app, protocol.APPROVALS_REQUESTED)
+    done = intentd(daemon, "approve", request["id"], "--grant", "workspace")
+    assert done.returncode == 0 and "waits for your confirmation in the desktop app" in done.stdout
+    assert call.result()["decision"] == "allow"
+    assert "waiting for confirmation in the app: `touch`" in intentd(daemon, "grants").stdout
+    queued = wait_notification(app, protocol.GRANTS_REQUESTED)
+    app.call(protocol.GRANTS_CONFIRM, {"request_id": queued["id"], "decision": "approve"})
+    listing = intentd(daemon, "grants").stdout
+    grant_id = listing.split()[0]
+    assert grant_id.startswith("g-") and f"from approving execute_command ({request['id']})" in listing
+    rule = intentd(daemon, "grants", "--policy-rule", grant_id).stdout
+    assert "commands:\n  allow:\n    - 'touch'\n    - 'touch *'\n" in rule
+    assert intentd(daemon, "grants", "--revoke", grant_id).returncode == 0
+    assert "no grants" in intentd(daemon, "grants").stdout
+
+
+def test_approve_the_rest_of_a_turn_from_the_terminal(connect: Connect, workspace: Path,
+                                                      daemon: DaemonProcess) -> None:
+    app = connect("intentd-gui test")
+    app.call(protocol.EVENTS_SUBSCRIBE, {"approver": True})
+    session_id = open_session(connect("agent"), workspace)
+    calls = []
+    for i in range(3):
+        calls.append(Background(connect("agent"), protocol.TOOLS_CALL, {
+            "session_id": session_id, "tool": "execute_command", "batch": "turn-7",
+            "args": {"command": f"touch src/f{i}"}}))
+        first = wait_notification(app, protocol.APPROVALS_REQUESTED)["id"] if i == 0 else first
+        if i:
+            wait_notification(app, protocol.APPROVALS_REQUESTED)
+    done = intentd(daemon, "approve", first, "--rest-of-turn")
+    assert done.returncode == 0 and done.stdout.count("a-") == 3
+    assert all(c.result()["decision"] == "allow" for c in calls)
