@@ -286,14 +286,16 @@ class CheckpointStore:
         with self._lock.hold():
             return self._create(paths, label)
 
-    def _create(self, paths: Sequence[str] | None, label: str, *, upkeep: bool = True) -> Checkpoint:
+    def _create(self, paths: Sequence[str] | None, label: str, *, upkeep: bool = True,
+                holds: Iterable[str] = ()) -> Checkpoint:
         created_ns, clock_ns = time.time_ns(), _fs_clock_ns()
         self._check_workspace()
         try:
             capture, changes, run_start = self._observe(paths, drain=True, save=True)
             draft = Draft(label, "files" if paths is not None else "command", capture.complete,
                           created_ns, clock_ns,
-                          sorted(p for p, e in changes.entries.items() if e.kind != "skipped"),
+                          sorted({p for p, e in changes.entries.items() if e.kind != "skipped"}
+                                 | set(holds)),
                           capture.skipped + changes.skipped, changes.entries,
                           changes.created if run_start is not None else [],
                           changes.stat_refresh, changes.bytes_added, capture.rules,
@@ -369,8 +371,12 @@ class CheckpointStore:
             if prefix is not None and not self._manifest.holds(row.seq, prefix):
                 raise InvalidPath(f"checkpoint {name} holds no state for {prefix}")
             # no pruning until the restore is done: it could fold away the very checkpoint restored
+            # The safety names the files it keeps for the undo, changed here or at earlier points.
+            holds = [p for p in self._manifest.changed_after(row.seq)
+                     if prefix is None or under(p, prefix)]
             safety = self._create(None, f"safety: before restoring {name}"
-                                        + (f" ({prefix})" if prefix else ""), upkeep=False)
+                                        + (f" ({prefix})" if prefix else ""), upkeep=False,
+                                  holds=holds)
             paths = [p for p in self._manifest.changed_after(row.seq)
                      if prefix is None or under(p, prefix)]
             targets = self._states_then(row.seq, paths)
