@@ -1,4 +1,5 @@
-"""One workspace's intents: the table, the selected intent in full, and the broken-file banner."""
+"""One workspace's intents: the table, the selected intent in full, the broken-file banner, and
+the person's edits (new, start / complete / abandon, scope, remove), made through the daemon."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
+    QMessageBox,
     QPushButton,
     QSplitter,
     QTextBrowser,
@@ -17,10 +19,16 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from intentd.daemon import protocol
+from intentd.gui.connection import DaemonConnection
+from intentd.gui.intents_edit import IntentsEditor
 from intentd.gui.models.intents import IntentsModel
 from intentd.gui.state.records import Intent, workspace_name
 from intentd.gui.state.workspaces import WorkspaceRegistry
 from intentd.gui.views.banner import Banner
+from intentd.gui.views.intent_dialog import NewIntentDialog
+from intentd.gui.views.scope_editor import ScopeEditorDialog
+from intentd.gui.views.scope_offer import ScopeOffer
 from intentd.gui.views.tables import make_table, reselect
 
 
@@ -28,9 +36,12 @@ class IntentsPane(QWidget):
     """Live: intents/changed and intents/error arrive through the registry within a second."""
 
     def __init__(self, registry: WorkspaceRegistry, parent: QWidget | None = None,
-                 open_url: Callable[[QUrl], object] = QDesktopServices.openUrl) -> None:
+                 open_url: Callable[[QUrl], object] = QDesktopServices.openUrl,
+                 connection: DaemonConnection | None = None) -> None:
         super().__init__(parent)
         self.registry = registry
+        self.editor = IntentsEditor(connection, self) if connection is not None else None
+        self.dialog: ScopeEditorDialog | NewIntentDialog | QMessageBox | None = None
         self.open_url = open_url  # swapped in tests, so no editor starts
         self._shown: str | None = None
         self.model = IntentsModel(registry, self)
@@ -51,6 +62,7 @@ class IntentsPane(QWidget):
         registry.intents_changed.connect(self._on_registry_intents_changed)
         top = QHBoxLayout()
         top.addWidget(self.title, 1)
+        self.edit_buttons = self._edit_buttons(top)
         top.addWidget(self.open_button)
         split = QSplitter(Qt.Orientation.Vertical, self)
         split.addWidget(self.table)
@@ -68,6 +80,7 @@ class IntentsPane(QWidget):
     def set_workspace(self, path: str | None) -> None:
         self.model.set_workspace(path)
         self.open_button.setEnabled(path is not None)
+        self._refresh_edit_buttons()
         self.title.setText(f"Intents of {workspace_name(path)}" if path else "No workspace")
         self.title.setToolTip(path or "")
         self._refresh_banner()
@@ -102,6 +115,7 @@ class IntentsPane(QWidget):
         self.warnings.setVisible(bool(warnings))
 
     def _on_model_reset(self) -> None:
+        self._refresh_edit_buttons()  # a status changed by a live reload
         # Keep the intent the person was reading selected across live reloads.
         if not reselect(self.table, self._id_at, self._shown):
             self.detail.clear()
@@ -114,6 +128,7 @@ class IntentsPane(QWidget):
                                           ) -> None:
         intent = self.model.intent_at(current.row()) if current.isValid() else None
         self._shown = intent.id if intent else None
+        self._refresh_edit_buttons()
         self.detail.setHtml(self._describe(intent) if intent else "")
 
     def _describe(self, intent: Intent) -> str:
@@ -130,3 +145,78 @@ class IntentsPane(QWidget):
                 f"<h4>Owned scope</h4>{items(intent.owned_scope)}"
                 f"<h4>Constraints</h4>{items(intent.constraints)}"
                 f"<h4>Acceptance criteria</h4>{items(intent.acceptance_criteria)}")
+
+    # -- the person's edits --------------------------------------------------------------------
+    def _edit_buttons(self, row: QHBoxLayout) -> dict[str, QPushButton]:
+        buttons: dict[str, QPushButton] = {}
+        for key, label, slot in (
+                ("new", "&New intent…", self.new_intent),
+                ("start", "S&tart", lambda: self.set_status("IN_PROGRESS")),
+                ("complete", "Co&mplete", lambda: self.set_status("COMPLETED")),
+                ("abandon", "A&bandon", lambda: self.set_status("ABANDONED")),
+                ("scope", "Edit &scope…", self.edit_scope),
+                ("remove", "&Remove…", self.ask_to_remove)):
+            button = QPushButton(label, self)
+            button.clicked.connect(slot)
+            row.addWidget(button)
+            buttons[key] = button
+        return buttons
+
+    def _refresh_edit_buttons(self) -> None:
+        can_edit = self.editor is not None and self.model.workspace is not None
+        intent = self.current_intent()
+        self.edit_buttons["new"].setEnabled(can_edit)
+        for key, status in (("start", "IN_PROGRESS"), ("complete", "COMPLETED"),
+                            ("abandon", "ABANDONED")):
+            self.edit_buttons[key].setEnabled(can_edit and intent is not None
+                                              and intent.status != status)
+        for key in ("scope", "remove"):
+            self.edit_buttons[key].setEnabled(can_edit and intent is not None)
+
+    def current_intent(self) -> Intent | None:
+        index = self.table.currentIndex()
+        return self.model.intent_at(index.row()) if index.isValid() else None
+
+    def _open(self, dialog: ScopeEditorDialog | NewIntentDialog | QMessageBox) -> None:
+        if self.dialog is not None:
+            self.dialog.close()
+        self.dialog = dialog
+        dialog.finished.connect(dialog.deleteLater)
+        dialog.open()
+
+    def new_intent(self) -> None:
+        if self.editor is not None and self.model.workspace is not None:
+            self._open(NewIntentDialog(self.editor, self.model.workspace, self))
+
+    def set_status(self, status: str) -> None:
+        intent = self.current_intent()
+        if self.editor is not None and self.model.workspace is not None and intent is not None:
+            self.editor.edit_now(protocol.INTENTS_UPDATE_STATUS, self.model.workspace,
+                                 {"intent_id": intent.id, "status": status})
+
+    def edit_scope(self) -> None:
+        intent = self.current_intent()
+        if self.editor is not None and self.model.workspace is not None and intent is not None:
+            self._open(ScopeEditorDialog(self.editor, self.model.workspace, intent.id,
+                                         parent=self))
+
+    def offer_scope(self, offer: ScopeOffer) -> None:
+        """From a refusal at `scope` or an approval: the path, or its folder, with the preview."""
+        if self.editor is not None:
+            self._open(ScopeEditorDialog(self.editor, offer.workspace, offer.intent_id,
+                                         offer.path, self))
+
+    def ask_to_remove(self) -> None:
+        intent = self.current_intent()
+        workspace = self.model.workspace
+        if self.editor is None or workspace is None or intent is None:
+            return
+        box = QMessageBox(QMessageBox.Icon.Question, "Remove intent",
+                          f"Remove {intent.id} ({intent.name}) from the intents file? Sessions "
+                          "that selected it can no longer write.",
+                          QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, self)
+        box.button(QMessageBox.StandardButton.Yes).setText("&Remove")
+        editor, intent_id = self.editor, intent.id
+        box.accepted.connect(lambda: editor.edit_now(protocol.INTENTS_REMOVE, workspace,
+                                                     {"intent_id": intent_id}))
+        self._open(box)

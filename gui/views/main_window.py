@@ -32,6 +32,7 @@ from intentd.gui.views.checkpoints import CheckpointsPane
 from intentd.gui.views.connection_status import ConnectionStatus
 from intentd.gui.views.intents import IntentsPane
 from intentd.gui.views.sandbox_status import SandboxStatus
+from intentd.gui.views.scope_offer import attach, offer_for_approval, offer_for_entry
 from intentd.gui.views.settings import SettingsPane
 
 APPROVALS, INTENTS, CHECKPOINTS, ACTIVITY, SETTINGS = range(5)
@@ -51,7 +52,7 @@ class MainWindow(QMainWindow):
         self.workspace_list.setModel(self.workspaces_model)
         self.approvals_pane = ApprovalsPane(ApprovalsModel(core.approvals, self), core.commands,
                                             self)
-        self.intents_pane = IntentsPane(core.workspaces, self, open_url)
+        self.intents_pane = IntentsPane(core.workspaces, self, open_url, core.connection)
         self.checkpoints_pane = CheckpointsPane(core.workspaces, core.commands, self)
         self.activity_pane = ActivityPane(ActivityModel(core.activity, self), self)
         self.settings_pane = SettingsPane(core.workspaces, core.commands, self)
@@ -76,6 +77,7 @@ class MainWindow(QMainWindow):
         core.commands.command_failed.connect(self._on_failure)
         self.approvals_pane.answer_withheld.connect(self._on_approvals_pane_answer_withheld)
         core.sync.request_failed.connect(self._on_failure)
+        self._attach_scope_offers()
         # Titles are redrawn once per pass of the event loop, not once per request of a burst.
         self._titles = QTimer(self, singleShot=True, interval=0)
         self._titles.timeout.connect(self._update_tab_titles)
@@ -87,6 +89,16 @@ class MainWindow(QMainWindow):
         self._on_connection_state_changed(core.connection.state)
         self._update_tab_titles()
         self.resize(1280, 800)
+
+    def _attach_scope_offers(self) -> None:
+        """"Add to this intent's scope…" on a call refused at scope, and on an approval."""
+        activity, approvals, intents = self.activity_pane, self.approvals_pane, self.intents_pane
+        self.activity_scope_action = attach(activity.table, lambda index: offer_for_entry(
+            activity.model.entry_at(activity.proxy.mapToSource(index).row())), intents.offer_scope)
+        self.approval_scope_action = attach(approvals.table, lambda index: offer_for_approval(
+            approvals.model.approval_at(index.row())), intents.offer_scope)
+        if intents.editor is not None:
+            intents.editor.edit_failed.connect(self._on_failure)
 
     def _build_layout(self) -> None:
         side = QWidget(self)
