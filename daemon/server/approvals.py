@@ -102,7 +102,10 @@ class ApprovalQueue:
                 self.respond(approval_id, approve, feedback, by)
                 answered.append(approval_id)
         if not answered:
-            raise RpcError(protocol.UNKNOWN_APPROVAL, "none of those approvals still waits")
+            raise RpcError(protocol.UNKNOWN_APPROVAL, f"approval {approval_ids[0]!r} does not "
+                           "exist or was already answered" if len(approval_ids) == 1 else
+                           "none of those approvals still waits: each was already answered or "
+                           "withdrawn")
         return answered
 
     def rest_of_turn(self, approval_id: str) -> list[str]:

@@ -11,7 +11,9 @@ from typing import Any
 
 import pytest
 
+from intentd.daemon import protocol
 from intentd.daemon.agents.claude_state import StateFile
+from intentd.daemon.client import Client
 from intentd.daemon.testing import DaemonProcess, make_workspace
 from tests.agents.conftest import SilentDaemon
 from tests.agents.test_claude_hook import SESSION, Hook, event
@@ -68,7 +70,13 @@ def test_an_approval_timeout_longer_than_the_hook_is_cut_to_fit(
     hook = Hook(daemon.socket_path, ws, monkeypatch, capsys, "--hook-timeout", str(HOOK_TIMEOUT),
                 "--approval-timeout", "1000")
     assert hook.pre("Bash", {"command": "intentd hook select INT-1"})[0] == "allow"
-    verdict, reason, took = timed_pre(hook)  # nobody answers the approval
+    away = Client(daemon.socket_path).connect()  # an approver is connected; nobody at it
+    away.initialize("intentd-gui away")
+    away.call(protocol.EVENTS_SUBSCRIBE, {"approver": True})
+    try:
+        verdict, reason, took = timed_pre(hook)  # nobody answers the approval
+    finally:
+        away.close()
     assert verdict == "deny" and "no person answered within" in reason, reason
     assert took < HOOK_TIMEOUT - 0.5
 
