@@ -19,7 +19,7 @@ from intentd.daemon.policy.ignore import IgnoreRules
 
 LISTING_TTL = 2.0        # a preview may be this many seconds behind the disk: typing stays fast
 MAX_FILES = 500_000      # a larger tree is previewed on its first half million files
-SKIPPED_FOLDERS = {".git"}
+SKIPPED_FOLDERS = {".git", ".orchestration"}  # .orchestration/: the person's, whatever a scope says
 PATTERN_CACHE = 256      # per workspace: one keystroke changes one line, the others are kept
 
 

@@ -179,10 +179,16 @@ class IntentsPane(QWidget):
 
     def _open(self, dialog: ScopeEditorDialog | NewIntentDialog | QMessageBox) -> None:
         if self.dialog is not None:
-            self.dialog.close()
+            self.dialog.close()  # one edit at a time; its `finished` forgets it
         self.dialog = dialog
-        dialog.finished.connect(dialog.deleteLater)
+        dialog.finished.connect(lambda _result: self._on_dialog_finished(dialog))
         dialog.open()
+
+    def _on_dialog_finished(self, dialog: ScopeEditorDialog | NewIntentDialog | QMessageBox
+                            ) -> None:
+        if self.dialog is dialog:
+            self.dialog = None
+        dialog.deleteLater()
 
     def new_intent(self) -> None:
         if self.editor is not None and self.model.workspace is not None:

@@ -1,0 +1,129 @@
+"""Editing intents in the app against a real daemon: the scope editor's live preview, "add to this
+intent's scope" from a call refused at `scope`, and new / complete / remove."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QTextCursor
+from PySide6.QtWidgets import QMessageBox
+from pytestqt.qtbot import QtBot
+
+from intentd.daemon import protocol
+from intentd.daemon.client import Client
+from intentd.daemon.engine.intents import load_intents
+from intentd.daemon.testing import DaemonProcess, write_policy
+from intentd.gui.core import Core
+from intentd.gui.views.intent_dialog import NewIntentDialog
+from intentd.gui.views.main_window import ACTIVITY, INTENTS, MainWindow
+from intentd.gui.views.scope_editor import ScopeEditorDialog
+
+MakeWindow = Callable[..., tuple[MainWindow, Core]]
+
+
+def scope_of(project: Path, intent_id: str) -> tuple[str, ...]:
+    intent = load_intents(project / ".orchestration" / "active_intents.yaml").get(intent_id)
+    assert intent is not None
+    return intent.owned_scope
+
+
+def add_files(project: Path) -> None:
+    for name in ("docs/guide.md", "src/secret/key.py", "src/lib.py"):
+        (project / name).parent.mkdir(parents=True, exist_ok=True)
+        (project / name).write_text("x\n")
+
+
+def open_editor(window: MainWindow, qtbot: QtBot) -> ScopeEditorDialog:
+    qtbot.waitUntil(lambda: isinstance(window.intents_pane.dialog, ScopeEditorDialog))
+    dialog = window.intents_pane.dialog
+    assert isinstance(dialog, ScopeEditorDialog)
+    qtbot.waitUntil(lambda: dialog.last_preview is not None, timeout=5000)
+    return dialog
+
+
+def test_the_scope_editor_previews_each_change_and_saves_it(
+        daemon: DaemonProcess, project: Path, make_window: MakeWindow, qtbot: QtBot) -> None:
+    add_files(project)
+    window, _core = make_window(daemon.socket_path, project)
+    window.show_tab(INTENTS)
+    window.intents_pane.table.selectRow(0)
+    qtbot.mouseClick(window.intents_pane.edit_buttons["scope"], Qt.MouseButton.LeftButton)
+    dialog = open_editor(window, qtbot)
+    assert dialog.text.toPlainText() == "src/**"
+    assert "3 of 4 files match now; this change adds 0 and removes 0" in dialog.summary.text()
+    dialog.text.moveCursor(QTextCursor.MoveOperation.End)
+    qtbot.keyClick(dialog.text, Qt.Key.Key_Return)
+    qtbot.keyClicks(dialog.text, "!src/secret/**")
+    qtbot.waitUntil(lambda: "removes 1." in dialog.summary.text(), timeout=5000)
+    assert dialog.changes.item(0).text() == "− src/secret/key.py"
+    assert [dialog.matched.item(i).text() for i in range(dialog.matched.count())] == [
+        "src/app.py", "src/lib.py"]
+    qtbot.mouseClick(dialog.save_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: scope_of(project, "INT-1") == ("src/**", "!src/secret/**"),
+                    timeout=5000)
+    model = window.intents_pane.model
+    qtbot.waitUntil(lambda: model.index(0, 4).data() == "src/**, !src/secret/**", timeout=5000)
+
+
+def test_a_call_refused_at_scope_is_added_to_the_scope_and_the_next_try_passes(
+        daemon: DaemonProcess, project: Path, make_window: MakeWindow, qtbot: QtBot) -> None:
+    add_files(project)
+    write_policy(project, {"auto_approve": {"edit": True}})
+    window, _core = make_window(daemon.socket_path, project)
+    with Client(daemon.socket_path, timeout=10) as agent:
+        session = agent.call(protocol.SESSIONS_OPEN, {"workspace": str(project)})["session_id"]
+        agent.call(protocol.INTENTS_SELECT, {"session_id": session, "intent_id": "INT-1"})
+        write = {"session_id": session, "tool": "write_to_file",
+                 "args": {"path": "docs/new.md", "content": "n"}}
+        assert agent.call(protocol.TOOLS_CALL, write)["stage"] == "scope"
+        window.show_tab(ACTIVITY)
+        table, action = window.activity_pane.table, window.activity_scope_action
+        qtbot.waitUntil(lambda: table.model().rowCount() > 0, timeout=5000)
+        table.selectRow(table.model().rowCount() - 1)
+        assert action.isEnabled()
+        action.trigger()
+        dialog = open_editor(window, qtbot)
+        assert [b.text().split()[0] for b in dialog.choices.buttons()] == ["docs/new.md",
+                                                                           "docs/**"]
+        assert dialog.text.toPlainText() == "src/**\ndocs/new.md"
+        dialog.choices.button(1).click()  # the folder: it also owns docs/guide.md
+        qtbot.waitUntil(lambda: dialog.text.toPlainText() == "src/**\ndocs/**")
+        qtbot.waitUntil(lambda: "adds 1 and removes 0" in dialog.summary.text(), timeout=5000)
+        assert dialog.changes.item(0).text() == "+ docs/guide.md"
+        qtbot.mouseClick(dialog.save_button, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: scope_of(project, "INT-1") == ("src/**", "docs/**"), timeout=5000)
+        passed = agent.call(protocol.TOOLS_CALL, write)
+        assert (passed["decision"], passed["approved_by"]) == ("allow", "auto"), passed
+    assert (project / "docs/new.md").read_text() == "n"
+
+
+def test_a_new_intent_is_completed_then_removed(
+        daemon: DaemonProcess, project: Path, make_window: MakeWindow, qtbot: QtBot) -> None:
+    window, _core = make_window(daemon.socket_path, project)
+    pane = window.intents_pane
+    window.show_tab(INTENTS)
+    qtbot.mouseClick(pane.edit_buttons["new"], Qt.MouseButton.LeftButton)
+    dialog = pane.dialog
+    assert isinstance(dialog, NewIntentDialog)
+    qtbot.waitUntil(lambda: dialog.base_sha256 is not None, timeout=5000)
+    qtbot.keyClicks(dialog.intent_id, "INT-1")
+    qtbot.keyClicks(dialog.name, "Docs")
+    dialog.scope.setPlainText("docs/**")
+    dialog.save()
+    qtbot.waitUntil(lambda: "duplicate intent id 'INT-1'" in dialog.message.text(), timeout=5000)
+    dialog.intent_id.setText("DOCS")
+    dialog.save()
+    model = pane.model
+    qtbot.waitUntil(lambda: model.rowCount() == 2, timeout=5000)
+    pane.table.selectRow(1)
+    qtbot.mouseClick(pane.edit_buttons["complete"], Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: model.index(1, 2).data() == "COMPLETED", timeout=5000)
+    assert not pane.edit_buttons["complete"].isEnabled()
+    qtbot.mouseClick(pane.edit_buttons["remove"], Qt.MouseButton.LeftButton)
+    box = pane.dialog
+    assert isinstance(box, QMessageBox)
+    box.button(QMessageBox.StandardButton.Yes).click()
+    qtbot.waitUntil(lambda: model.rowCount() == 1, timeout=5000)
+    assert scope_of(project, "INT-1") == ("src/**",)
