@@ -40,7 +40,9 @@ def register(subparsers: Any) -> None:
     restore = actions.add_parser("restore", parents=[common], help="bring files back (undoable)")
     restore.add_argument("checkpoint_id", help="e.g. cp-000042 (or 42)")
     restore.add_argument("--path", help="one file or folder only")
-    restore.set_defaults(func=_guard(run_restore))
+    from intentd.daemon.server.restore_relay import through_daemon  # the app sees it at once
+
+    restore.set_defaults(func=through_daemon(_guard(run_restore), run_restore))
     parser.set_defaults(func=lambda _args: _usage(parser))
 
 

@@ -80,6 +80,7 @@ class BlobStore:
             make_tree_private(git_dir)
         self._objects = DiskObjectStore(str(self._objects_dir))
         self.loose_count = sum(1 for _ in self._loose_files())
+        self._made: set[str] = set()  # loose-object folders known to exist (never removed)
 
     def close(self) -> None:
         self._objects.close()
@@ -107,12 +108,19 @@ class BlobStore:
         if os.path.exists(path):
             return 0
         folder = os.path.dirname(path)
-        with suppress(FileExistsError):
-            os.mkdir(folder, PRIVATE_DIR)
+        if folder not in self._made:
+            with suppress(FileExistsError):
+                os.mkdir(folder, PRIVATE_DIR)
+            self._made.add(folder)
         data = blob.as_raw_string()
         packed = zlib.compress(b"blob %d\0" % len(data) + data, 1)
         temp = f"{path}.{os.getpid()}.{id(blob)}.tmp"
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, PRIVATE_FILE)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
+        try:
+            fd = os.open(temp, flags, PRIVATE_FILE)
+        except FileNotFoundError:  # the folder went away behind our back: make it again
+            os.makedirs(folder, PRIVATE_DIR, exist_ok=True)
+            fd = os.open(temp, flags, PRIVATE_FILE)
         try:
             with os.fdopen(fd, "wb", closefd=False) as handle:
                 handle.write(packed)
