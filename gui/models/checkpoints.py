@@ -13,15 +13,16 @@ from .table import WorkspaceTableModel
 
 
 class CheckpointsModel(WorkspaceTableModel[Checkpoint]):
-    HEADERS = ("Time", "Label", "Kind", "Files")
+    HEADERS = ("ID", "Time", "Label", "Kind", "Files")
 
     def __init__(self, registry: WorkspaceRegistry, parent: QObject | None = None) -> None:
         super().__init__(registry, parent)
         registry.checkpoints_changed.connect(self._on_registry_checkpoints_changed)
 
     def _cell(self, checkpoint: Checkpoint, column: int) -> str:
-        values = (local_clock(checkpoint.created_at), checkpoint.label, checkpoint.kind,
-                  ", ".join(checkpoint.files))
+        files = checkpoint.files
+        values = (checkpoint.id, local_clock(checkpoint.created_at), checkpoint.label,
+                  checkpoint.kind, f"{len(files)}: {', '.join(files)}" if files else "0")
         return self._pick(values, column)
 
     def _role_data(self, checkpoint: Checkpoint, column: int, role: int) -> Any:

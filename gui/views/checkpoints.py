@@ -33,7 +33,7 @@ class CheckpointsPane(QWidget):
         super().__init__(parent)
         self.commands = commands
         self.model = CheckpointsModel(registry, self)
-        self.table = make_table(self, "Checkpoints", self.model, (70, 260, 70))
+        self.table = make_table(self, "Checkpoints", self.model, (90, 70, 260, 70))
         self.diff = DiffPane(self)
         self.restore_button = QPushButton("&Restore…", self)
         self.restore_button.setEnabled(False)

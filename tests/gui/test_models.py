@@ -111,7 +111,8 @@ def test_checkpoints_model(qtmodeltester: ModelTester) -> None:
     registry.set_checkpoints("/w/proj", [Checkpoint.from_json(
         {"id": "cp-1", "created_at": 1.0, "label": "write_to_file src/x.py", "kind": "files",
          "files": ["src/x.py"]})])
-    assert model.index(0, 1).data() == "write_to_file src/x.py"
+    assert [model.index(0, c).data() for c in (0, 2, 4)] == [
+        "cp-1", "write_to_file src/x.py", "1: src/x.py"]
     qtmodeltester.check(model)
 
 

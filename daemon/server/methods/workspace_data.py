@@ -50,6 +50,11 @@ def register(table: MethodTable, core: DaemonCore) -> None:
         done = await checkpoint_op(params, "restore", params.text("checkpoint_id"),
                                    path=params.opt_text("path"))
         result: dict[str, Any] = done.to_json()
+        # The safety checkpoint is one like any other: every view shows it at once.
+        safety = await checkpoint_op(params, "get", done.safety_checkpoint_id)
+        core.bus.publish(protocol.CHECKPOINTS_CREATED, {
+            "workspace": core.workspace(params).root_str, "checkpoint_id": safety.id,
+            "label": safety.label, "coverage": safety.coverage})
         return result
 
     def settings_answer(workspace: Workspace) -> dict[str, Any]:
