@@ -61,11 +61,13 @@ def parse_unified(text: str) -> list[DiffLine]:
 
 
 def side_by_side(lines: list[DiffLine]) -> tuple[list[DiffLine], list[DiffLine]]:
-    """Old and new columns of equal length: a run of removals faces the additions after it."""
+    """Old and new columns of equal length: a run of removals faces the additions after it, and
+    a file's `---` header faces its `+++` header (each once, on its own side)."""
     left: list[DiffLine] = []
     right: list[DiffLine] = []
     removed: list[DiffLine] = []
     added: list[DiffLine] = []
+    old_header: list[DiffLine] = []  # a `---` waiting for the `+++` that faces it
 
     def flush() -> None:
         for i in range(max(len(removed), len(added))):
@@ -75,7 +77,16 @@ def side_by_side(lines: list[DiffLine]) -> tuple[list[DiffLine], list[DiffLine]]
         added.clear()
 
     for line in lines:
-        if line.kind == Kind.REMOVED:
+        if old_header:
+            new_side = line if line.kind == Kind.HEADER and line.text.startswith("+++ ") else None
+            left.append(old_header.pop())
+            right.append(new_side or DiffLine(Kind.FILLER, ""))
+            if new_side is not None:
+                continue
+        if line.kind == Kind.HEADER and line.text.startswith("--- "):
+            flush()
+            old_header.append(line)
+        elif line.kind == Kind.REMOVED:
             if added:
                 flush()
             removed.append(line)
@@ -86,6 +97,9 @@ def side_by_side(lines: list[DiffLine]) -> tuple[list[DiffLine], list[DiffLine]]
             left.append(line)
             right.append(line)
     flush()
+    for line in old_header:  # a `---` that ends the diff
+        left.append(line)
+        right.append(DiffLine(Kind.FILLER, ""))
     return left, right
 
 

@@ -49,9 +49,17 @@ def test_side_by_side_faces_removals_with_additions_and_fills_the_rest() -> None
     left, right = side_by_side(parse_unified(DIFF))
     assert len(left) == len(right)
     pairs = [(a.kind, b.kind) for a, b in zip(left, right, strict=True)]
-    assert pairs[4:7] == [(Kind.REMOVED, Kind.ADDED), (Kind.REMOVED, Kind.ADDED),
+    assert pairs[3:6] == [(Kind.REMOVED, Kind.ADDED), (Kind.REMOVED, Kind.ADDED),
                           (Kind.FILLER, Kind.ADDED)]
-    assert left[3].body == right[3].body == "def answer():"
+    assert left[2].body == right[2].body == "def answer():"
+
+
+def test_side_by_side_shows_each_header_once_on_its_own_side() -> None:
+    left, right = side_by_side(parse_unified(DIFF + "--- a/y.py\n+++ b/y.py\n@@ -1 +1 @@\n-a\n+b\n"))
+    texts = [(a.text, b.text) for a, b in zip(left, right, strict=True)]
+    assert texts[0] == ("--- a/src/x.py", "+++ b/src/x.py")
+    assert ("--- a/y.py", "+++ b/y.py") in texts
+    assert sum(text.startswith(("---", "+++")) for pair in texts for text in pair) == 4
 
 
 def test_header_paths_and_languages() -> None:
@@ -104,7 +112,8 @@ def test_diff_pane_switches_between_unified_and_side_by_side(qtbot: QtBot) -> No
     assert pane.mode == SIDE_BY_SIDE and pane.side_button.isChecked()
     old, new = pane.old.toPlainText().splitlines(), pane.new.toPlainText().splitlines()
     assert len(old) == len(new)
-    assert old[4] == "    return 41" and new[4] == "    return 42  # new"
+    assert old[3] == "    return 41" and new[3] == "    return 42  # new"
+    assert (old[0], new[0]) == ("--- a/src/x.py", "+++ b/src/x.py"), "each header once"
     pane.new.verticalScrollBar().setValue(1)
     assert pane.old.verticalScrollBar().value() == pane.new.verticalScrollBar().value()
     pane.set_diff(None)
