@@ -13,15 +13,18 @@ from PySide6.QtWidgets import (
 )
 
 from intentd.gui.models.activity import ActivityFilter, ActivityModel
+from intentd.gui.views.chain_status import ChainStatus
 from intentd.gui.views.tables import make_table
 
 DECISIONS = (("Every decision", ""), ("Allowed", "allow"), ("Denied", "deny"), ("Asked", "ask"))
 
 
 class ActivityPane(QWidget):
-    def __init__(self, model: ActivityModel, parent: QWidget | None = None) -> None:
+    def __init__(self, model: ActivityModel, parent: QWidget | None = None,
+                 chain: ChainStatus | None = None) -> None:
         super().__init__(parent)
         self.model = model
+        self.chain = chain  # whether the ledger's hash chain holds, for the workspace shown
         self.proxy = ActivityFilter(self)
         self.proxy.setSourceModel(model)
         self._workspace = ""
@@ -53,12 +56,16 @@ class ActivityPane(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(top)
         layout.addWidget(self.table, 1)
+        if chain is not None:
+            layout.addWidget(chain)
         self.setFocusProxy(self.table)
         self._on_log_paging_changed()
 
     def set_workspace(self, path: str | None) -> None:
         self._workspace = path or ""
         self._on_this_workspace_toggled(self.this_workspace.isChecked())
+        if self.chain is not None:
+            self.chain.set_workspace(path)
 
     def focus_filter(self) -> None:
         self.filter.setFocus()

@@ -28,6 +28,8 @@ from intentd.gui.state.records import LedgerEntry
 from intentd.gui.views.activity import ActivityPane
 from intentd.gui.views.approvals import ApprovalsPane
 from intentd.gui.views.banner import Banner
+from intentd.gui.views.blame import BlameView
+from intentd.gui.views.chain_status import ChainStatus
 from intentd.gui.views.checkpoints import CheckpointsPane
 from intentd.gui.views.connection_status import ConnectionStatus
 from intentd.gui.views.intents import IntentsPane
@@ -45,6 +47,7 @@ class MainWindow(QMainWindow):
         self.core = core
         self.preferred_workspace = preferred_workspace
         self.daemon_offer: QMessageBox | None = None
+        self.blame_view: BlameView | None = None
         self.started_daemon_pid: int | None = None
         self.workspaces_model = WorkspacesModel(core.workspaces, core.approvals, self)
         self.workspace_list = QListView(self)
@@ -54,7 +57,8 @@ class MainWindow(QMainWindow):
                                             self)
         self.intents_pane = IntentsPane(core.workspaces, self, open_url, core.connection)
         self.checkpoints_pane = CheckpointsPane(core.workspaces, core.commands, self)
-        self.activity_pane = ActivityPane(ActivityModel(core.activity, self), self)
+        self.activity_pane = ActivityPane(ActivityModel(core.activity, self), self,
+                                          ChainStatus(core.connection, self))
         self.settings_pane = SettingsPane(core.workspaces, core.commands, self)
         self.tabs = QTabWidget(self)
         for pane, title in ((self.approvals_pane, "Approvals"), (self.intents_pane, "Intents"),
@@ -144,6 +148,7 @@ class MainWindow(QMainWindow):
         a("&Intents", "&Open intents file in editor", self.intents_pane.open_intents_file,
           "Ctrl+E")
         a("&Checkpoints", "&Restore the selected checkpoint…", self.restore_checkpoint, "Ctrl+R")
+        a("&Checkpoints", "&Lines by intent of its files…", self.show_blame, "Ctrl+B")
         for index, name in enumerate(("&Approvals", "&Intents", "&Checkpoints", "A&ctivity",
                                       "&Settings")):
             a("&View", name, partial(self.show_tab, index), f"Ctrl+{index + 1}")
@@ -170,6 +175,16 @@ class MainWindow(QMainWindow):
     def focus_feedback(self) -> None:
         self.tabs.setCurrentIndex(APPROVALS)
         self.approvals_pane.feedback.setFocus()
+
+    def show_blame(self) -> None:
+        """The files of the selected checkpoint, each line with the intent that last wrote it."""
+        checkpoint, workspace = self.checkpoints_pane.current(), self.current_workspace()
+        if checkpoint is None or workspace is None or not checkpoint.files:
+            self.show_tab(CHECKPOINTS)
+            self.statusBar().showMessage("Select a checkpoint to see its files by intent", 8000)
+            return
+        self.blame_view = BlameView(self.core.connection, workspace, list(checkpoint.files), self)
+        self.blame_view.show()
 
     def toggle_diff_mode(self) -> None:
         if self.tabs.currentIndex() == CHECKPOINTS:
