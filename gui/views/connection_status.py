@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QLabel, QWidget
+from PySide6.QtWidgets import QLabel, QStatusBar, QWidget
 
 from intentd.gui.connection import ConnectionState, DaemonConnection
 from intentd.gui.theme import colors
+
+
+# What the main window says while a daemon it started comes up: stale once connected.
+STARTING = "Starting the daemon…"
 
 
 class ConnectionStatus(QLabel):
@@ -29,3 +33,7 @@ class ConnectionStatus(QLabel):
         error = self._connection.last_error
         self.setToolTip(f"Socket: {self._connection.socket_path}" + (f"\n{error}" if error else ""))
         self.setAccessibleName(text)
+        bar = self.parent()
+        if (state == ConnectionState.CONNECTED and isinstance(bar, QStatusBar)
+                and bar.currentMessage() == STARTING):
+            bar.clearMessage()
