@@ -20,7 +20,7 @@ from intentd.daemon.engine.session import Mode, Session
 from intentd.daemon.engine.statedir import state_home, workspace_state_dir
 from intentd.daemon.engine.watcher import ConfigWatcher
 from intentd.daemon.engine.workspace import Workspace
-from intentd.daemon.grants import GrantBook
+from intentd.daemon.grants.store import GrantBook
 from intentd.daemon.grants.model import grantable
 from intentd.daemon.policy.hooks import run_post_hooks, run_pre_hooks
 from intentd.daemon.sandbox.calls import audited, request_for
@@ -315,7 +315,9 @@ class Engine:
             self.sessions.pop(session.id, None)
             unreported = [k for k, v in self._authorized.items() if v[0].ctx.session is session]
         for call_id in unreported:
-            self.report(session, call_id, False, "the client never reported the result")
+            self.report(session, call_id, False, "the client never reported the result",
+                        reported=False)
+        self.grants.end_session(session.id)
 
     def _execute(self, ctx: CallContext, approved_by: str | None = None,
                  held: tuple[Anchor, ...] = ()) -> ToolResult:

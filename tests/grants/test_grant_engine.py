@@ -11,7 +11,7 @@ import pytest
 
 from intentd.daemon.engine.engine import Engine, Evaluation
 from intentd.daemon.engine.session import Session
-from intentd.daemon.grants import GrantRefused, derive_grant
+from intentd.daemon.grants.model import GrantRefused, derive_grant
 from intentd.daemon.testing import make_intent, make_session, make_workspace, write_policy
 
 POLICY: dict[str, Any] = {"auto_approve": {"read": True, "edit": False, "max_consecutive": 0}}
