@@ -47,10 +47,15 @@ class Screenshot:
 
     def _on_sync_loaded(self) -> None:
         # Let the views take the loaded state (selection, diff, layout) before grabbing.
-        QTimer.singleShot(0, lambda: QTimer.singleShot(0, self._save))
+        QTimer.singleShot(0, lambda: QTimer.singleShot(0, self._select))
+
+    def _select(self) -> None:
+        # Then Approve and Reject wait out their pause: the picture is what a person sees.
+        pane = self.window.approvals_pane
+        pane.select_row(0)
+        QTimer.singleShot(pane.SETTLE_MS + 100, self._save)
 
     def _save(self) -> None:
-        self.window.approvals_pane.select_row(0)
         QApplication.processEvents()
         if not self.window.grab().save(str(self.path), "PNG"):
             print(f"intentd-gui: could not write {self.path}", file=sys.stderr)
