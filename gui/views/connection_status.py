@@ -7,7 +7,6 @@ from PySide6.QtWidgets import QLabel, QStatusBar, QWidget
 from intentd.gui.connection import ConnectionState, DaemonConnection
 from intentd.gui.theme import colors
 
-
 # What the main window says while a daemon it started comes up: stale once connected.
 STARTING = "Starting the daemon…"
 

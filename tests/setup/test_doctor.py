@@ -217,3 +217,13 @@ def test_the_report_checks_the_checkpoint_store(short_dir: Path, tmp_path: Path,
     _code, report = _doctor(capsys, "--socket", str(short_dir / "x.sock"),
                             "--workspace", str(tmp_path))
     assert _by_name(report)["checkpoints"]["status"] == "ok"
+
+
+def test_a_broken_intents_file_is_reported_with_every_problem(workspace: Path) -> None:
+    intents = workspace / ".orchestration" / "active_intents.yaml"
+    intents.write_text("active_intents:\n  - id: A\n    name: a\n"
+                       "  - id: B\n    status: IN_PROGRESS\n")
+    result = {r.name: r for r in check_workspace(workspace)}["intents file"]
+    assert result.status == "fail"
+    assert result.detail == (f"{intents}:2: intent 'A' has no `status`; "
+                             f"{intents}:4: intent 'B' has no `name`")

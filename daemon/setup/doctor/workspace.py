@@ -168,9 +168,9 @@ def _check_intents(root: Path, path: Path, statuses: tuple[str, ...]) -> CheckRe
                     f"`intentd init --workspace {root}` writes a commented one to edit")
     try:
         intents = load_intents(path)
-    except ConfigError as exc:
-        return fail("intents file", str(exc),
-                    "fix that line; until then the last good intents (if any) stay in force")
+    except ConfigError as exc:  # every problem of the file, not only the first
+        return fail("intents file", "; ".join(str(exc).splitlines()),
+                    "fix those lines; until then the last good intents (if any) stay in force")
     selectable = intents.selectable(statuses)
     if intents.warnings:
         return warn("intents file", f"{path} loads, with warnings: " + "; ".join(intents.warnings),
