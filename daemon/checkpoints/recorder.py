@@ -16,6 +16,7 @@ from .state import ABSENT, DiskStat, Entry, lstat, to_disk_stat
 # A file modified this recently may change again within the same timestamp tick, so its stat
 # cache is not trusted (git calls this "racily clean").
 RACY_NS = 2_000_000_000
+ESCAPED = "not inside the workspace when read (a parent folder was swapped for a symlink)"
 Known = Mapping[str, tuple[int, Entry]]
 
 
@@ -129,6 +130,9 @@ class Recorder:
             now = to_disk_stat(os.fstat(fd))
             if now.kind != "file":
                 return Observed(ABSENT, None, -1)
+            if not self._opened_inside(fd, rel):
+                return Observed(Entry("skipped", perm=now.perm, size=now.size, mtime_ns=-1,
+                                      note=ESCAPED), None, now.ctime_ns)
             if now.size > self._max:
                 return Observed(self._too_big(now), None, now.ctime_ns)
             with os.fdopen(fd, "rb", closefd=False) as handle:
@@ -140,6 +144,17 @@ class Recorder:
         entry = Entry("file", blob_sha(make_blob(data)), now.perm, len(data),
                       _cache_mtime(now.mtime_ns))
         return Observed(entry, data, now.ctime_ns)
+
+    def _opened_inside(self, fd: int, rel: str) -> bool:
+        """Whether the file open as fd really is rel inside the workspace: a parent folder
+        swapped for a symlink after the check would have the store copy a file from elsewhere
+        (and a restore later put it where the agent can read it). Where /proc is missing, the
+        check made before opening stands alone."""
+        try:
+            opened = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            return True
+        return opened == os.path.join(self._real_root, rel)
 
     def _too_big(self, st: DiskStat) -> Entry:
         return Entry("skipped", perm=st.perm, size=st.size, mtime_ns=st.mtime_ns,

@@ -131,3 +131,23 @@ def test_binary_files_say_so(ws: Path, store: CheckpointStore) -> None:
     write(ws, "img.png", b"\x89PNG\0\0other")
     (diff,) = store.diff(cp.id)
     assert "Binary files a/img.png and b/img.png differ" in diff.unified
+
+
+def test_a_folder_swapped_for_a_symlink_after_the_check_is_not_copied(
+        ws: Path, tmp_path: Path, store: CheckpointStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The check that no parent is a symlink passes; then the agent swaps src for a symlink to
+    a folder of secrets before the file is opened: the store must not copy what it reads there."""
+    write(tmp_path / "secrets", "app.py", "the person's private key\n")
+    real = store._recorder.escapes
+
+    def then_swap(rel: str) -> bool:
+        answer = real(rel)
+        if (ws / "src").is_dir() and not (ws / "src").is_symlink():
+            os.rename(ws / "src", ws / "src.moved")
+            os.symlink(tmp_path / "secrets", ws / "src")
+        return answer
+
+    monkeypatch.setattr(store._recorder, "escapes", then_swap)
+    cp = store.create(["src/app.py"], label="before write_file")
+    assert "src/app.py" in dict(cp.skipped) and "symlink" in dict(cp.skipped)["src/app.py"]
+    assert not any("private key" in d.unified for d in store.diff(cp.id))
