@@ -20,14 +20,17 @@ COMMAND_MODULES = (
     "intentd.daemon.intents_edit.cli",
     "intentd.daemon.trace.cli",
 )
+# `intentd hook` runs once per agent tool call, and an agent's prompt waits for it: only its own
+# module's parsers are built (the others' imports cost a few hundred milliseconds).
+FAST_PATHS = {"hook": ("intentd.daemon.agents.cli",)}
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(modules: Sequence[str] = COMMAND_MODULES) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="intentd", description="Gate an AI coding agent's tool calls by intent.")
     parser.add_argument("--version", action="version", version=f"intentd {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMAND_MODULES:
+    for name in modules:
         importlib.import_module(name).register(subparsers)
     return parser
 
@@ -44,7 +47,8 @@ def chosen_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    words = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(FAST_PATHS.get(words[0], COMMAND_MODULES) if words else COMMAND_MODULES)
     args, unknown = parser.parse_known_args(argv)
     if unknown:  # said by the sub-command's own parser, so its usage is the one printed
         chosen_parser(parser, args).error(f"unrecognized arguments: {' '.join(unknown)}")
