@@ -3,26 +3,33 @@
 from __future__ import annotations
 
 import json
+import posixpath
 from collections.abc import Callable
+from typing import Any
 
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt, QTimer, Signal
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import (
+    QAbstractItemView,
     QFormLayout,
     QHBoxLayout,
     QLabel,
     QLineEdit,
+    QMenu,
     QPlainTextEdit,
     QPushButton,
     QSplitter,
     QStackedWidget,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
+from intentd.gui.answers import AnswerCommands
 from intentd.gui.commands import DaemonCommands
 from intentd.gui.diff.view import DiffPane
-from intentd.gui.models.approvals import ApprovalsModel
+from intentd.gui.models.approvals import ApprovalsModel, shown_target
+from intentd.gui.state.grants import grants_state
 from intentd.gui.state.records import Approval
 from intentd.gui.views.tables import make_table, reselect, select_row
 
@@ -57,7 +64,29 @@ class ApprovalsPane(QWidget):
         # Before the table takes the model: this must run before the view's own handler, which
         # moves the current row off a row being removed.
         model.rowsAboutToBeRemoved.connect(self._on_model_rows_about_to_be_removed)
-        self.table = make_table(self, "Pending approvals", model, (70, 130, 230, 100, 110, 80))
+        self.table = make_table(self, "Pending approvals", model, model.WIDTHS)
+        # several rows may be chosen and answered together (Approve selected, Reject selected)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.answers = AnswerCommands(commands.connection, commands.approvals, self)
+        self.answers.answered.connect(self._on_answers_answered)
+        self.answers.not_taken.connect(self._on_answers_not_taken)
+        self.grants = grants_state(commands.connection)
+        self.approvers = QLabel(self)
+        self.approvers.setWordWrap(True)
+        self.grants.approvers_changed.connect(self._on_grants_approvers_changed)
+        self.approve_selected = QPushButton("Approve selected", self)
+        self.reject_selected = QPushButton("Reject selected", self)
+        self.approve_turn = QPushButton("Approve the rest of this turn", self)
+        self.remember = QToolButton(self)
+        self.remember.setText("Approve, and don't ask again ▾")
+        self.remember.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        self.remember.setMenu(QMenu(self.remember))
+        self.remember.menu().aboutToShow.connect(self._fill_remember_menu)
+        self.note = QLabel(self)
+        self.note.setWordWrap(True)
+        self.approve_selected.clicked.connect(lambda: self._answer_selected(True))
+        self.reject_selected.clicked.connect(lambda: self._answer_selected(False))
+        self.approve_turn.clicked.connect(self._approve_rest_of_turn)
         self.heading = QLabel(self)
         self.heading.setTextFormat(Qt.TextFormat.PlainText)
         font = self.heading.font()
@@ -90,6 +119,7 @@ class ApprovalsPane(QWidget):
         self._layout()
         selection = self.table.selectionModel()
         selection.currentRowChanged.connect(self._on_selection_current_row_changed)
+        selection.selectionChanged.connect(self._on_selection_selection_changed)
         model.rowsRemoved.connect(self._on_model_rows_removed)
         model.rowsInserted.connect(self._on_model_rows_inserted)
         model.modelReset.connect(self._on_model_reset)
@@ -110,12 +140,18 @@ class ApprovalsPane(QWidget):
         answer.addWidget(self.feedback, 1)
         answer.addWidget(self.reject_button)
         answer.addWidget(self.approve_button)
+        more = QHBoxLayout()
+        more.addWidget(self.note, 1)
+        for button in (self.reject_selected, self.approve_selected, self.approve_turn,
+                       self.remember):
+            more.addWidget(button)
         column = QVBoxLayout(detail)
         column.setContentsMargins(0, 4, 0, 0)
         column.addWidget(self.heading)
         column.addLayout(self.facts)
         column.addWidget(self.body, 1)
         column.addLayout(answer)
+        column.addLayout(more)
         self.detail_stack = QStackedWidget(self)
         self.detail_stack.addWidget(self.empty)
         self.detail_stack.addWidget(detail)
@@ -127,6 +163,7 @@ class ApprovalsPane(QWidget):
         split.setSizes([220, 480])
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.approvers)
         layout.addWidget(split)
 
     # -- actions -----------------------------------------------------------------------------
@@ -169,6 +206,72 @@ class ApprovalsPane(QWidget):
         answerable = self.answerable()
         self.approve_button.setEnabled(answerable)
         self.reject_button.setEnabled(answerable)
+        several = answerable and len(self.selected_ids()) > 1
+        self.approve_selected.setEnabled(several)
+        self.reject_selected.setEnabled(several)
+        current = self.current()
+        self.approve_turn.setEnabled(answerable and current is not None
+                                     and current.batch is not None)
+        self.remember.setEnabled(answerable)
+
+    # -- several at once, and grants -------------------------------------------------------------
+    def selected_ids(self) -> list[str]:
+        rows = sorted({index.row() for index in self.table.selectionModel().selectedRows()})
+        return [a.id for a in map(self.model.approval_at, rows) if a and a.id not in self._sent]
+
+    def _answer_selected(self, approve: bool) -> None:
+        ids = self.selected_ids()
+        if len(ids) > 1 and self.answerable():
+            feedback = None if approve else (self.feedback.text().strip() or None)
+            self._send_many(ids, lambda: self.answers.answer(ids, approve, feedback=feedback))
+
+    def _approve_rest_of_turn(self) -> None:
+        if self._current_id is not None and self.answerable():
+            ids = [self._current_id]
+            self._send_many(ids, lambda: self.answers.answer(ids, True, rest_of_turn=True))
+
+    def approve_with_grant(self, grant: dict[str, Any]) -> None:
+        """Approve the request shown, and remember the answer as `grant`."""
+        if self._current_id is not None and self.answerable():
+            ids = [self._current_id]
+            self._send_many(ids, lambda: self.answers.answer(ids, True, grant=grant))
+
+    def _send_many(self, ids: list[str], send: Callable[[], None]) -> None:
+        self._sent.update(ids)
+        self._awaiting = self._current_id
+        self._update_buttons()
+        send()
+
+    def _on_answers_answered(self, ids: list[str]) -> None:
+        self.note.setText(f"Answered {len(ids)} request{'s' if len(ids) != 1 else ''}."
+                          if len(ids) > 1 else "")
+
+    def _on_answers_not_taken(self, ids: list[str], why: str) -> None:
+        self._sent.difference_update(ids)
+        if self._awaiting in ids:
+            self._awaiting = None
+        self.note.setText(f"Not answered: {why}")
+        self._update_buttons()
+
+    def _fill_remember_menu(self) -> None:
+        menu = self.remember.menu()
+        menu.clear()
+        approval = self.current()
+        for label, grant in remember_choices(approval) if approval else []:
+            action = menu.addAction(label)
+            action.triggered.connect(lambda _=False, g=grant: self.approve_with_grant(g))
+
+    def _on_selection_selection_changed(self, *_args: object) -> None:
+        self._update_buttons()
+
+    def _on_grants_approvers_changed(self, count: int | None) -> None:
+        if count is None:
+            self.approvers.setText("Not connected to the daemon: an agent with its own prompt "
+                                   "(Claude Code) asks you there meanwhile.")
+        else:
+            self.approvers.setText(f"Approvers connected: {count} (this app included). Calls "
+                                   "that need you wait here; with no approver connected, an "
+                                   "agent with its own prompt asks you there.")
 
     # -- keeping a sensible selection ----------------------------------------------------------
     def _on_model_rows_about_to_be_removed(self, _parent: QModelIndex | QPersistentModelIndex,
@@ -244,6 +347,26 @@ class ApprovalsPane(QWidget):
         else:
             self.args.setPlainText(_describe_args(approval))
             self.body.setCurrentWidget(self.args)
+
+
+def remember_choices(approval: Approval) -> list[tuple[str, dict[str, Any]]]:
+    """The grants a person may make from this request: the daemon derives each from the call
+    itself (a command's prefix from its analysis), so these only choose the shape and lifetime."""
+    lifetimes = (("this session", "session"), ("this workspace, until revoked", "workspace"))
+    if isinstance(approval.args.get("command"), str):
+        return [(f"…for this command's program and sub-command, {text}",
+                 {"shape": "command", "lifetime": lifetime}) for text, lifetime in lifetimes]
+    if not isinstance(approval.args.get("path"), str):
+        return []
+    path = shown_target(approval)
+    choices = [(f"…for {approval.tool} on {path}, {text}",
+                {"shape": "path", "lifetime": lifetime, "pattern": path})
+               for text, lifetime in lifetimes]
+    folder = posixpath.dirname(path)
+    if folder:
+        choices.append((f"…for {approval.tool} on {folder}/**, this workspace, until revoked",
+                        {"shape": "path", "lifetime": "workspace", "pattern": f"{folder}/**"}))
+    return choices
 
 
 def _describe_args(approval: Approval) -> str:

@@ -38,8 +38,9 @@ def test_a_request_appears_in_the_queue(daemon: DaemonProcess, project: Path,
     qtbot.waitUntil(lambda: rows(window) == 1, timeout=10000)
     model = window.approvals_pane.model
     cells = [model.index(0, c).data() for c in range(model.columnCount())]
-    assert cells[1:6] == ["write_to_file", "src/x.py", "proj", cells[4], "INT-1"]
-    assert cells[4].startswith("s-") and "edits" in cells[6]
+    assert cells[1:7] == ["write_to_file", "src/x.py", "+def answer() -> int:  ⏎  +    return 42",
+                          "proj", cells[5], "INT-1"]
+    assert cells[5].startswith("s-") and "edits" in cells[7]
     pane = window.approvals_pane
     approval = pane.current()
     assert approval is not None and approval.workspace == str(project)

@@ -126,7 +126,21 @@ def test_an_approval_names_its_target_and_session_in_one_line() -> None:
     model = ApprovalsModel(queue)
     queue.add(command)
     assert column(model, "Target") == ["make"]
-    assert model.index(0, 4).data(Qt.ItemDataRole.ToolTipRole) == command.session_label
+    assert column(model, "Preview") == ["make  ⏎  make install"]
+    session_column = ApprovalsModel.HEADERS.index("Session")
+    assert model.index(0, session_column).data(Qt.ItemDataRole.ToolTipRole) == \
+        command.session_label
+
+
+def test_targets_are_relative_to_their_workspace_and_edits_preview_their_changes() -> None:
+    sent = Approval.from_json(approval_json(
+        args={"path": "/w/proj/src/a.py", "content": "x"},
+        diff="--- a/src/a.py\n+++ b/src/a.py\n@@ -1 +1 @@\n-old\n+new\n"))
+    queue = ApprovalQueue()
+    model = ApprovalsModel(queue)
+    queue.add(sent)
+    assert column(model, "Target") == ["src/a.py"]
+    assert column(model, "Preview") == ["-old  ⏎  +new"]
 
 
 def test_the_registry_answers_none_for_no_workspace() -> None:
