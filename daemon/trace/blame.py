@@ -18,7 +18,7 @@ from typing import Any
 
 from intentd.daemon.engine.ledger import segments
 from intentd.daemon.trace.contents import ContentStore
-from intentd.daemon.trace.lines import Hunk, hunks, split_lines
+from intentd.daemon.trace.lines import Hunk, line_count, split_lines, text_hunks
 
 UNKNOWN = object()  # the file's state before the first recorded call, or after an untraced one
 
@@ -121,15 +121,15 @@ class _Replay:
 
     def finish(self, current: bytes) -> list[Author | None]:
         """The authors of the lines of `current`, the file as it is now."""
-        lines = split_lines(current)
+        lines = line_count(current)
         if self.authors is None or self.digest is UNKNOWN:
-            return [None] * len(lines)
-        earlier = self.store.get(self.digest) if isinstance(self.digest, str) else b""
+            return [None] * lines
         if isinstance(self.digest, str) and _sha(current) == self.digest:
-            return self.authors
+            return self.authors  # unchanged since the last recorded write
+        earlier = self.store.get(self.digest) if isinstance(self.digest, str) else b""
         if earlier is None:
-            return [None] * len(lines)
-        self._splice(hunks(split_lines(earlier), lines), None)
+            return [None] * lines
+        self._splice(text_hunks(earlier, current), None)
         return self.authors
 
     def _changed_outside(self, before: str | None) -> None:
@@ -140,9 +140,9 @@ class _Replay:
         if new is None:
             self.authors = None
         elif old is None or self.authors is None:
-            self.authors = [None] * len(split_lines(new))
+            self.authors = [None] * line_count(new)
         else:
-            self._splice(hunks(split_lines(old), split_lines(new)), None)
+            self._splice(text_hunks(old, new), None)
         self.digest = before
 
     def _rebuild(self, write: Write) -> None:
@@ -152,13 +152,14 @@ class _Replay:
             self.authors = None
             return
         if old is not None and self.authors is not None:
-            self._splice(hunks(split_lines(old), split_lines(new)), write.author)
+            self._splice(text_hunks(old, new), write.author)
             return
         # What the lines were is lost; the lines this call wrote are still known from its hunks.
-        self.authors = [None] * len(split_lines(new))
+        count = line_count(new)
+        self.authors = [None] * count
         for _i1, _i2, j1, j2 in write.hunks or ():
             self.authors[j1:j2] = [write.author] * (j2 - j1)
-        self.authors = self.authors[:len(split_lines(new))]
+        self.authors = self.authors[:count]
 
     def _splice(self, found: Iterable[Hunk], author: Author | None) -> None:
         assert self.authors is not None

@@ -10,19 +10,59 @@ MAX_MATCHED = 4_000_000  # above this many line pairs the middle is taken as one
 
 
 def split_lines(data: bytes) -> list[bytes]:
-    return data.splitlines(keepends=True)
+    """Lines as editors and `wc -l` count them: each ends at \\n (which it keeps)."""
+    parts = data.split(b"\n")
+    lines = [part + b"\n" for part in parts[:-1]]
+    if parts[-1]:
+        lines.append(parts[-1])  # a last line without a newline
+    return lines
+
+
+def line_count(data: bytes) -> int:
+    return data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+
+
+def text_hunks(before: bytes, after: bytes) -> list[Hunk]:
+    """hunks() of two whole texts. The equal start and end are found on the bytes (a memcmp)
+    and only the lines between are split and matched: a gap in a long file costs little."""
+    if before == after:
+        return []
+    start = before.rfind(b"\n", 0, _common_bytes(before, after, 1)) + 1
+    limit = min(len(before), len(after)) - start
+    tail = _common_bytes(before, after, -1, limit)
+    end_a, end_b = len(before) - tail, len(after) - tail
+    # the tail must start a line in both texts (or be empty)
+    while not (_line_starts(before, end_a, start) and _line_starts(after, end_b, start)):
+        end_a, end_b = end_a + 1, end_b + 1
+        if end_a >= len(before) or end_b >= len(after):
+            end_a, end_b = len(before), len(after)
+            break
+    lo = before.count(b"\n", 0, start)
+    found = hunks(split_lines(before[start:end_a]), split_lines(after[start:end_b]))
+    return [(i1 + lo, i2 + lo, j1 + lo, j2 + lo) for i1, i2, j1, j2 in found]
+
+
+def _line_starts(text: bytes, at: int, start: int) -> bool:
+    return at == start or text[at - 1:at] == b"\n"
+
+
+def _common_bytes(a: bytes, b: bytes, step: int, limit: int | None = None) -> int:
+    """The length of the common start (step 1) or end (step -1) of a and b, by bisection."""
+    low, high = 0, min(len(a), len(b)) if limit is None else limit
+    while low < high:
+        middle = (low + high + 1) // 2
+        same = (a[:middle] == b[:middle] if step > 0
+                else a[len(a) - middle:] == b[len(b) - middle:])
+        low, high = (middle, high) if same else (low, middle - 1)
+    return low
 
 
 def hunks(before: list[bytes], after: list[bytes]) -> list[Hunk]:
     """The changed blocks, in order. The common start and end are skipped first: an agent's
     edit touches a few lines of a long file, and those are all the matcher then sees."""
     n, m = len(before), len(after)
-    lo = 0
-    while lo < n and lo < m and before[lo] == after[lo]:
-        lo += 1
-    hi = 0
-    while hi < n - lo and hi < m - lo and before[n - 1 - hi] == after[m - 1 - hi]:
-        hi += 1
+    lo = _common_run(before, after, 0, 0, 1, min(n, m))
+    hi = _common_run(before, after, n - 1, m - 1, -1, min(n, m) - lo)
     if lo + hi == n and lo + hi == m:
         return []
     middle_a, middle_b = before[lo:n - hi], after[lo:m - hi]
@@ -31,6 +71,25 @@ def hunks(before: list[bytes], after: list[bytes]) -> list[Hunk]:
     matcher = SequenceMatcher(None, middle_a, middle_b, autojunk=False)
     return [(i1 + lo, i2 + lo, j1 + lo, j2 + lo)
             for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"]
+
+
+def _common_run(a: list[bytes], b: list[bytes], i: int, j: int, step: int, limit: int) -> int:
+    """How many lines from a[i] and b[j] on (forwards or backwards) are equal, at most `limit`:
+    compared a block at a time, as slices, so the long equal runs cost C loops, not Python's."""
+    count, block = 0, 256
+    while count < limit:
+        take = min(block, limit - count)
+        if step > 0:
+            same = a[i + count:i + count + take] == b[j + count:j + count + take]
+        else:
+            same = (a[i - count - take + 1:i - count + 1] == b[j - count - take + 1:j - count + 1])
+        if same:
+            count += take
+        elif take == 1:
+            break
+        else:
+            block = max(1, take // 8)
+    return count
 
 
 def written_ranges(found: list[Hunk]) -> list[tuple[int, int]]:

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from intentd.daemon.trace.contents import ContentStore
-from intentd.daemon.trace.lines import hunks, split_lines
+from intentd.daemon.trace.lines import text_hunks
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +47,7 @@ class WriteTracer:
         later = self.store.get(new)
         if later is None:
             return None
-        return hunks(split_lines(earlier), split_lines(later))
+        return text_hunks(earlier, later)
 
 
 def git_revision(root: Path) -> str | None:

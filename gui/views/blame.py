@@ -24,7 +24,7 @@ class BlameModel(QAbstractTableModel):
         self.rows: list[tuple[str, dict[str, Any] | None]] = []
 
     def set_blame(self, text: str, answer: dict[str, Any]) -> None:
-        lines = text.splitlines()
+        lines = _lines(text)
         authors: list[dict[str, Any] | None] = [None] * len(lines)
         for first, last, at in answer.get("runs", []):
             for number in range(first, min(last, len(lines)) + 1):
@@ -120,7 +120,7 @@ class BlameView(QWidget):
         except OSError as exc:
             self.status.setText(f"Cannot read {relative}: {exc.strerror or exc}")
             return
-        if len(text.splitlines()) != answer.get("lines"):
+        if len(_lines(text)) != answer.get("lines"):
             self.load(relative)  # changed between the answer and the read: ask again
             return
         self.model.set_blame(text, answer)
@@ -131,3 +131,11 @@ class BlameView(QWidget):
     def _on_failure(self, relative: str, failure: RpcFailure) -> None:
         if relative == self._asked:
             self.status.setText(f"Cannot show {relative}: {failure.message}")
+
+
+def _lines(text: str) -> list[str]:
+    """Lines as the daemon counts them: split at \\n only (not at \\r, \\f or \\u2028)."""
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return [line.rstrip("\r") for line in lines]
