@@ -129,13 +129,9 @@ class Engine:
         def run() -> None:
             try:
                 store = self.checkpoint_store(workspace)
-                baseline = store.warm_up(progress)
+                store.warm_up(progress)  # its baseline is never listed: no checkpoints/created
                 self._emit("checkpoints/progress", {"workspace": workspace.root_str,
                                                     "phase": "done", "done": 1, "total": 1})
-                if baseline is not None:
-                    self._emit("checkpoints/created", {
-                        "workspace": workspace.root_str, "checkpoint_id": baseline.id,
-                        "label": baseline.label, "coverage": baseline.coverage})
             except Exception:  # the first checkpoint then scans in the call, as without a warm-up
                 log.exception("checkpoints: warming up %s failed", workspace.root)
 
