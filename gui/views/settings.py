@@ -14,11 +14,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from intentd.gui.answers import AnswerCommands
 from intentd.gui.commands import DaemonCommands
 from intentd.gui.connection import ConnectionState
 from intentd.gui.state.records import ConfigError, workspace_name
 from intentd.gui.state.workspaces import WorkspaceRegistry
+from intentd.gui.state.grants import grants_state
 from intentd.gui.views.banner import Banner
+from intentd.gui.views.grants import GrantsPanel
 from intentd.gui.views.settings_requests import SettingsRequestsPanel
 
 SWITCHES = (
@@ -72,6 +75,10 @@ class SettingsPane(QWidget):
         layout.addWidget(self.requests)
         layout.addWidget(self.note)
         layout.addLayout(form)
+        self.grants = GrantsPanel(grants_state(commands.connection),
+                                  AnswerCommands(commands.connection, commands.approvals, self),
+                                  self)
+        layout.addWidget(self.grants)
         layout.addStretch(1)
         registry.settings_changed.connect(self._on_registry_settings_changed)
         commands.settings_update_failed.connect(self._on_commands_settings_update_failed)
@@ -84,6 +91,7 @@ class SettingsPane(QWidget):
         self.title.setText(f"<b>Auto-approval in {html.escape(workspace_name(path))}</b>"
                            if path else "No workspace")
         self.title.setToolTip(path or "")
+        self.grants.set_workspace(path)
         self._redraw()
 
     def _on_registry_settings_changed(self, path: str) -> None:

@@ -1,0 +1,136 @@
+"""Grants, batch answers and the hand-off to an agent's own prompt: the app on a real daemon."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from pytestqt.qtbot import QtBot
+
+from intentd.daemon import protocol
+from intentd.daemon.client import Client
+from intentd.daemon.testing import DaemonProcess
+from intentd.gui.core import Core
+from intentd.gui.views.approvals import remember_choices
+from intentd.gui.views.main_window import MainWindow
+from tests.gui.conftest import Agent
+from tests.server.helpers import Background
+
+MakeWindow = Callable[..., tuple[MainWindow, Core]]
+
+
+def rows(window: MainWindow) -> int:
+    return window.approvals_pane.model.rowCount()
+
+
+def wait_answerable(window: MainWindow, qtbot: QtBot) -> None:
+    qtbot.waitUntil(window.approvals_pane.approve_button.isEnabled)
+
+
+def test_approve_the_rest_of_a_turn_answers_every_call_of_it(
+        daemon: DaemonProcess, project: Path, agent: Callable[..., Agent],
+        make_window: MakeWindow, qtbot: QtBot) -> None:
+    window, _core = make_window(daemon.socket_path)
+    caller = agent(project, "--count", "3", "--batch", "turn-1")
+    qtbot.waitUntil(lambda: rows(window) == 3, timeout=10000)
+    pane = window.approvals_pane
+    wait_answerable(window, qtbot)
+    assert pane.approve_turn.isEnabled()
+    pane.approve_turn.click()
+    answers = caller.wait(qtbot)
+    assert [a["decision"] for a in answers] == ["allow"] * 3
+    assert all(a["approved_by"] == "person" for a in answers)
+    qtbot.waitUntil(lambda: rows(window) == 0)
+
+
+def test_several_selected_requests_are_answered_together(
+        daemon: DaemonProcess, project: Path, agent: Callable[..., Agent],
+        make_window: MakeWindow, qtbot: QtBot) -> None:
+    window, _core = make_window(daemon.socket_path)
+    caller = agent(project, "--count", "2")
+    qtbot.waitUntil(lambda: rows(window) == 2, timeout=10000)
+    pane = window.approvals_pane
+    assert not pane.approve_turn.isEnabled(), "no turn: the calls came without a batch"
+    pane.table.selectAll()
+    wait_answerable(window, qtbot)
+    assert pane.reject_selected.isEnabled() and len(pane.selected_ids()) == 2
+    pane.feedback.setText("not these")
+    pane.reject_selected.click()
+    answers = caller.wait(qtbot)
+    assert [a["decision"] for a in answers] == ["deny"] * 2
+    assert all("not these" in a["reason"] for a in answers)
+
+
+def test_a_grant_made_in_the_app_answers_the_next_call_and_is_revoked_in_settings(
+        daemon: DaemonProcess, project: Path, agent: Callable[..., Agent],
+        make_window: MakeWindow, qtbot: QtBot) -> None:
+    window, _core = make_window(daemon.socket_path)
+    first = agent(project, "--path", "src/x.py")
+    qtbot.waitUntil(lambda: rows(window) == 1, timeout=10000)
+    pane = window.approvals_pane
+    wait_answerable(window, qtbot)
+    approval = pane.current()
+    assert approval is not None
+    labels = [label for label, _ in remember_choices(approval)]
+    assert labels[-1] == "…for write_to_file on src/**, this workspace, until revoked"
+    pane.remember.menu().aboutToShow.emit()
+    pane.remember.menu().actions()[-1].trigger()
+    assert first.wait(qtbot)[0]["decision"] == "allow"
+    panel = window.settings_pane.grants
+    window.settings_pane.set_workspace(str(project))
+    qtbot.waitUntil(lambda: len(panel.buttons) == 1, timeout=10000)
+    [(grant_id, buttons)] = panel.buttons.items()
+    assert not buttons["copy"].isEnabled(), "a path grant has no policy rule of its shape"
+    second = agent(project, "--path", "src/y.py")
+    [answer] = second.wait(qtbot)
+    assert answer["decision"] == "allow" and answer["approved_by"] == f"grant {grant_id}"
+    assert rows(window) == 0, "nobody was asked"
+    buttons["revoke"].click()
+    with Client(daemon.socket_path) as client:
+        qtbot.waitUntil(lambda: client.call(protocol.GRANTS_LIST, {})["grants"] == [])
+    qtbot.waitUntil(lambda: not panel.buttons)
+    third = agent(project, "--path", "src/z.py")
+    qtbot.waitUntil(lambda: rows(window) == 1, timeout=10000)  # asked again at once
+    third.process.kill()
+
+
+def test_a_grant_asked_for_in_the_terminal_is_confirmed_in_settings(
+        daemon: DaemonProcess, project: Path, agent: Callable[..., Agent],
+        make_window: MakeWindow, qtbot: QtBot) -> None:
+    window, _core = make_window(daemon.socket_path)
+    caller = agent(project, "--path", "src/x.py")
+    qtbot.waitUntil(lambda: rows(window) == 1, timeout=10000)
+    approval = window.approvals_pane.current()
+    assert approval is not None
+    with Client(daemon.socket_path) as terminal:
+        terminal.initialize("intentd-cli")
+        answer = terminal.call(protocol.APPROVALS_RESPOND, {
+            "approval_id": approval.id, "decision": "approve",
+            "grant": {"lifetime": "workspace", "shape": "path", "pattern": "src/**"}})
+    assert "queued" in answer["grant"]
+    caller.wait(qtbot)
+    panel = window.settings_pane.grants
+    window.settings_pane.set_workspace(str(project))
+    qtbot.waitUntil(lambda: "allow" in next(iter(panel.buttons.values()), {}), timeout=10000)
+    next(iter(panel.buttons.values()))["allow"].click()
+    qtbot.waitUntil(lambda: "revoke" in next(iter(panel.buttons.values()), {}), timeout=10000)
+
+
+def test_the_app_is_an_approver_and_when_it_goes_the_agents_prompt_asks(
+        daemon: DaemonProcess, project: Path, make_window: MakeWindow, qtbot: QtBot) -> None:
+    window, core = make_window(daemon.socket_path)
+    pane = window.approvals_pane
+    qtbot.waitUntil(lambda: pane.approvers.text().startswith("Approvers connected: 1"))
+    hook = Client(daemon.socket_path, timeout=30).connect()
+    hook.initialize("intentd-hook-claude-code")
+    session_id = hook.call(protocol.SESSIONS_OPEN, {"workspace": str(project)})["session_id"]
+    hook.call(protocol.INTENTS_SELECT, {"session_id": session_id, "intent_id": "INT-1"})
+    waiting = Background(hook, protocol.TOOLS_AUTHORIZE, {
+        "session_id": session_id, "tool": "write_to_file", "native_prompt": True,
+        "args": {"path": "src/n.py", "content": "n\n"}})
+    qtbot.waitUntil(lambda: rows(window) == 1, timeout=10000)  # with the app open, it asks here
+    core.connection.close()  # the person closes the app
+    answer = waiting.result()
+    assert answer["decision"] == "ask" and "agent's own prompt" in answer["reason"]
+    assert "Not connected" in pane.approvers.text()
+    hook.close()
