@@ -65,7 +65,8 @@ class GrantBook:
         return grants
 
     def _path(self, root: str) -> Path:
-        return workspace_state_dir(Path(root), self.home) / "grants.json"
+        folder: Path = workspace_state_dir(Path(root), self.home)
+        return folder / "grants.json"
 
     def _load(self, root: str) -> list[Grant]:
         try:

@@ -13,7 +13,6 @@ from intentd.gui.state.records import Approval, local_clock, workspace_name
 
 from .table import RowTableModel
 
-
 PREVIEW_LINES, PREVIEW_TIP_LINES = 3, 20
 NEWLINE_MARK = "  ⏎  "
 
@@ -21,7 +20,7 @@ NEWLINE_MARK = "  ⏎  "
 def shown_target(approval: Approval) -> str:
     """The target as a person reads it: a path relative to its workspace, whichever agent sent it
     (Claude Code sends absolute paths), else the first line of the command."""
-    target = approval.target_line
+    target: str = approval.target_line
     path = approval.args.get("path")
     if isinstance(path, str) and os.path.isabs(path) and approval.workspace:
         inside = os.path.relpath(path, approval.workspace)

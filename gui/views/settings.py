@@ -17,9 +17,9 @@ from PySide6.QtWidgets import (
 from intentd.gui.answers import AnswerCommands
 from intentd.gui.commands import DaemonCommands
 from intentd.gui.connection import ConnectionState
+from intentd.gui.state.grants import grants_state
 from intentd.gui.state.records import ConfigError, workspace_name
 from intentd.gui.state.workspaces import WorkspaceRegistry
-from intentd.gui.state.grants import grants_state
 from intentd.gui.views.banner import Banner
 from intentd.gui.views.grants import GrantsPanel
 from intentd.gui.views.settings_requests import SettingsRequestsPanel

@@ -59,14 +59,12 @@ def test_approve_the_rest_of_a_turn_from_the_terminal(connect: Connect, workspac
     app = connect("intentd-gui test")
     app.call(protocol.EVENTS_SUBSCRIBE, {"approver": True})
     session_id = open_session(connect("agent"), workspace)
-    calls = []
+    calls, ids = [], []
     for i in range(3):
         calls.append(Background(connect("agent"), protocol.TOOLS_CALL, {
             "session_id": session_id, "tool": "execute_command", "batch": "turn-7",
             "args": {"command": f"touch src/f{i}"}}))
-        first = wait_notification(app, protocol.APPROVALS_REQUESTED)["id"] if i == 0 else first
-        if i:
-            wait_notification(app, protocol.APPROVALS_REQUESTED)
-    done = intentd(daemon, "approve", first, "--rest-of-turn")
+        ids.append(wait_notification(app, protocol.APPROVALS_REQUESTED)["id"])
+    done = intentd(daemon, "approve", ids[0], "--rest-of-turn")
     assert done.returncode == 0 and done.stdout.count("a-") == 3
     assert all(c.result()["decision"] == "allow" for c in calls)

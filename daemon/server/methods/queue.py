@@ -6,8 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from intentd.daemon import protocol
-from intentd.daemon.grants.model import GrantRefused, derive_grant
-from intentd.daemon.grants.model import Grant, grantable
+from intentd.daemon.grants.model import Grant, GrantRefused, derive_grant, grantable
 from intentd.daemon.grants.requests import GrantRequests
 from intentd.daemon.server.approvals import Approval
 from intentd.daemon.server.core import DaemonCore
