@@ -41,8 +41,12 @@ class IntentsEditor(QObject):
         self._ask(protocol.INTENTS_READ, {"workspace": workspace}, on_answer, on_failure)
 
     def preview(self, workspace: str, scope: list[str], intent_id: str | None,
-                on_answer: OnAnswer, base_scope: list[str] | None = None) -> None:
+                on_answer: OnAnswer, base_scope: list[str] | None = None,
+                max_age: float | None = None) -> None:
+        """`max_age`: files listed longer ago than this are listed again first."""
         params: dict[str, Any] = {"workspace": workspace, "owned_scope": scope}
+        if max_age is not None:
+            params["max_age"] = max_age
         if base_scope is not None:
             params["base_scope"] = base_scope
         elif intent_id:

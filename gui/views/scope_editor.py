@@ -24,7 +24,8 @@ from intentd.daemon import protocol
 from intentd.gui.connection import RpcFailure
 from intentd.gui.intents_edit import IntentsEditor, failure_text, scope_lines
 
-DEBOUNCE_MS = 120  # one preview per pause in typing, not one per keystroke
+DEBOUNCE_MS = 80  # one preview per pause in typing, not one per keystroke
+FRESH_SECONDS = 2.0  # when the editor opens, its files are at most this old
 
 
 def scope_choices(path: str) -> list[str]:
@@ -127,9 +128,11 @@ class ScopeEditorDialog(QDialog):
         self._timer.stop()
         self._ticket += 1
         ticket = self._ticket
+        # The first preview lists the files afresh; keystrokes reuse that listing.
         self.editor.preview(self.workspace, scope_lines(self.text.toPlainText()), None,
                             lambda answer: self._on_preview(ticket, answer),
-                            base_scope=self.current)
+                            base_scope=self.current,
+                            max_age=FRESH_SECONDS if self.last_preview is None else None)
 
     def _on_preview(self, ticket: int, answer: dict[str, Any]) -> None:
         if ticket != self._ticket:

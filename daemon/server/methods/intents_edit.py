@@ -75,8 +75,10 @@ def register(table: MethodTable, core: DaemonCore) -> None:
         limit = int(params.opt_number("limit") or DEFAULT_LIMIT)
         previewer = previewers.setdefault(workspace.root_str, ScopePreviewer(workspace.root_str))
         config = workspace.config
+        max_age = params.opt_number("max_age")
         answer: dict[str, Any] = await core.in_thread(
-            previewer.preview, scope, base, config.ignore, config.fold_case, min(limit, MAX_LIMIT))
+            previewer.preview, scope, base, config.ignore, config.fold_case, min(limit, MAX_LIMIT),
+            max_age)
         return {"workspace": workspace.root_str, **answer}
 
     async def edit(params: Params, change: Callable[[Snapshot], Any],
