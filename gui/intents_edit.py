@@ -18,7 +18,7 @@ def failure_text(failure: RpcFailure) -> str:
     if failure.code == protocol.INTENTS_CONFLICT:
         return ("The intents file was changed on disk since this was opened (saved by hand?). "
                 "Nothing was written; look at it again and redo the change.")
-    return failure.message
+    return str(failure.message)
 
 
 def scope_lines(text: str) -> list[str]:

@@ -131,7 +131,7 @@ def run_remove(args: argparse.Namespace, client: Client, workspace: str) -> int:
 def run_scope(args: argparse.Namespace, client: Client, workspace: str) -> int:
     method = protocol.INTENTS_SCOPE_ADD if args.scope_action == "add" else protocol.INTENTS_SCOPE_REMOVE
     answer = _edit(client, workspace, method, intent_id=args.intent_id, globs=args.globs)
-    scope = next((i["owned_scope"] for i in answer["intents"] if i["id"] == args.intent_id), [])
+    scope: list[str] = next((i["owned_scope"] for i in answer["intents"] if i["id"] == args.intent_id), [])
     note = "" if answer["changed"] else " (no change: already there)"
     print(f"{args.intent_id} owned_scope: {', '.join(scope) or '(empty)'}{note}")
     return 0

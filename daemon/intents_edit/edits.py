@@ -62,7 +62,7 @@ def _node_span(s: Splices, node: Node) -> tuple[int, int]:
 
 
 def _key_indent(intent: MappingNode) -> str:
-    return " " * intent.value[0][0].start_mark.column
+    return " " * int(intent.value[0][0].start_mark.column)
 
 
 def _after_colon(s: Splices, key: ScalarNode) -> int:
@@ -77,7 +77,7 @@ def _nested_offset(layout: IntentsLayout) -> int:
         for key, value in intent.value:
             if isinstance(value, SequenceNode) and not value.flow_style and value.value:
                 before, _ = layout.dash_prefix(value.value[0])
-                return max(0, len(before) - key.start_mark.column)
+                return max(0, len(before) - int(key.start_mark.column))
     return NESTED_OFFSET
 
 

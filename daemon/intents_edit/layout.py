@@ -27,7 +27,8 @@ def last_line(node: Node) -> int:
     that a block collection's end mark runs on to."""
     if isinstance(node, ScalarNode) or getattr(node, "flow_style", False):
         end = node.end_mark
-        return end.line if end.column > 0 or end.line == node.start_mark.line else end.line - 1
+        line: int = end.line if end.column > 0 or end.line == node.start_mark.line else end.line - 1
+        return line
     children: list[Node] = []
     if isinstance(node, MappingNode):
         for key, value in node.value:

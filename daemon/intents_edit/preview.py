@@ -4,14 +4,14 @@ list adds or removes. Decided as daemon/policy/globs.py decides one path, for al
 from __future__ import annotations
 
 import os
-from bisect import bisect_left
 import re
 import threading
 import time
+from bisect import bisect_left
 from collections import OrderedDict
 from collections.abc import Sequence
-from itertools import compress
 from dataclasses import dataclass
+from itertools import compress
 from typing import Any
 
 from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern

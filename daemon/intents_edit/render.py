@@ -21,7 +21,7 @@ def _reads_back(text: str, value: str, flow: bool) -> bool:
         loaded = yaml.safe_load(f"[{text}]" if flow else text)
     except yaml.YAMLError:
         return False
-    return loaded == ([value] if flow else value)
+    return bool(loaded == ([value] if flow else value))
 
 
 def scalar(value: str, flow: bool = False, style: str | None = None) -> str:

@@ -121,7 +121,8 @@ class ScopeEditorDialog(QDialog):
         offered = {str(b.property("glob")) for b in self.choices.buttons()}
         lines = [g for g in scope_lines(self.text.toPlainText()) if g not in offered
                  or g in self.current]
-        chosen = str(self.choices.checkedButton().property("glob"))
+        button = self.choices.checkedButton()
+        chosen = str(button.property("glob")) if button is not None else ""
         self.text.setPlainText("\n".join(lines + ([chosen] if chosen not in lines else [])))
 
     def refresh_preview(self) -> None:

@@ -118,7 +118,8 @@ def gui_figures(app: QApplication, socket_path: Path, ws: Path) -> None:
             wait(app, lambda: False, KEY_INTERVAL_MS)
         shown = dialog.last_preview
         clock = time.perf_counter()
-        wait(app, lambda: dialog.last_preview is not shown and not dialog._timer.isActive())
+        wait(app, lambda shown=shown: dialog.last_preview is not shown  # type: ignore[misc]
+             and not dialog._timer.isActive())
         latencies.append((time.perf_counter() - clock) * 1000 + KEY_INTERVAL_MS)
     heartbeat.stop()
     print(f"app: preview shown {statistics.median(latencies):.0f} ms after the last keystroke "

@@ -34,7 +34,7 @@ def short(params: Params, name: str) -> str:
     value = params.text(name)
     if len(value) > MAX_TEXT or "\x00" in value:
         raise bad_params(name, f"must be at most {MAX_TEXT} characters")
-    return value
+    return str(value)
 
 
 def refused(exc: EditRefused) -> RpcError:
