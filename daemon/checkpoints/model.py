@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-CheckpointKind = Literal["files", "command"]
+CheckpointKind = Literal["files", "command", "baseline"]  # "baseline": a warm-up, never listed
 DiffStatus = Literal["modified", "added", "deleted"]
 CoverageMode = Literal["watched", "partial", "scanning"]
 

@@ -31,7 +31,7 @@ from .ignore import IgnoreRules, PolicyRules, policy_key
 from .inotify_tracker import InotifyTracker
 from .lock import StoreLock
 from .manifest import Draft, Manifest, Row
-from .model import Checkpoint, Coverage, FileDiff, RestoreResult
+from .model import Checkpoint, CheckpointKind, Coverage, FileDiff, RestoreResult
 from .objects import BlobStore
 from .paths import normalize, under
 from .recorder import Changes, Recorder
@@ -177,7 +177,7 @@ class CheckpointStore:
                         return None
                     self._recorder.hints = hints
                     try:
-                        return self._create(None, BASELINE)
+                        return self._create(None, BASELINE, kind="baseline")
                     finally:
                         self._recorder.hints = {}
             finally:
@@ -217,7 +217,8 @@ class CheckpointStore:
         """Every checkpoint still stored, oldest first."""
         self.wait_for_upkeep()
         with self._lock.hold(exclusive=False):
-            return [self._checkpoint(row) for row in self._manifest.rows()]
+            # the baseline is the ground later restores stand on, not a point a tool call made
+            return [self._checkpoint(row) for row in self._manifest.rows() if row.kind != "baseline"]
 
     def get(self, checkpoint_id: str) -> Checkpoint:
         self.wait_for_upkeep()
@@ -287,12 +288,13 @@ class CheckpointStore:
             return self._create(paths, label)
 
     def _create(self, paths: Sequence[str] | None, label: str, *, upkeep: bool = True,
-                holds: Iterable[str] = ()) -> Checkpoint:
+                holds: Iterable[str] = (), kind: str = "") -> Checkpoint:
         created_ns, clock_ns = time.time_ns(), _fs_clock_ns()
         self._check_workspace()
         try:
             capture, changes, run_start = self._observe(paths, drain=True, save=True)
-            draft = Draft(label, "files" if paths is not None else "command", capture.complete,
+            kind = kind or ("files" if paths is not None else "command")
+            draft = Draft(label, kind, capture.complete,
                           created_ns, clock_ns,
                           sorted({p for p, e in changes.entries.items() if e.kind != "skipped"}
                                  | set(holds)),
@@ -435,7 +437,7 @@ class CheckpointStore:
 
     @staticmethod
     def _checkpoint(row: Row) -> Checkpoint:
-        kind: Literal["files", "command"] = "files" if row.kind == "files" else "command"
+        kind: CheckpointKind = row.kind if row.kind in ("files", "baseline") else "command"  # type: ignore[assignment]
         return Checkpoint(make_id(row.seq), row.created_ns / 1e9, row.label, row.files,
                           row.skipped, kind, row.coverage)
 

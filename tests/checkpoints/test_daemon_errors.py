@@ -10,7 +10,7 @@ import pytest
 from intentd.daemon import protocol
 from intentd.daemon.client import Client, RpcError
 from intentd.daemon.engine.statedir import checkpoints_dir
-from intentd.daemon.testing import DaemonProcess, make_workspace
+from intentd.daemon.testing import DaemonProcess, make_intent, make_workspace
 
 
 @pytest.mark.parametrize("damage", [b"this is not a database" * 100, b""])
@@ -41,14 +41,17 @@ def test_the_list_says_what_the_watcher_sees(short_dir: Path) -> None:
 
 
 def test_a_workspace_warms_up_when_the_daemon_opens_it(short_dir: Path) -> None:
-    """Its baseline is taken in the background, with progress; the first command then only
-    looks at what changed."""
-    workspace = make_workspace(short_dir / "ws", files={"src/app.py": "x = 1\n"})
+    """Its baseline is taken in the background, with progress, and never listed; the first
+    command then only looks at what changed: no full scan in the call."""
+    workspace = make_workspace(short_dir / "ws", make_intent(owned_scope=["**"]),
+                               policy={"auto_approve": {"all_commands": True}},
+                               files={"src/app.py": "x = 1\n"})
     with DaemonProcess(short_dir / "d.sock", short_dir / "state") as daemon, \
             Client(daemon.socket_path) as client:
         client.initialize("test")
         client.call(protocol.EVENTS_SUBSCRIBE, {"events": [protocol.CHECKPOINTS_PROGRESS]})
-        client.call(protocol.SESSIONS_OPEN, {"workspace": str(workspace), "agent": "agent"})
+        session_id = client.call(protocol.SESSIONS_OPEN, {"workspace": str(workspace),
+                                                          "agent": "agent"})["session_id"]
         deadline = time.monotonic() + 20
         phases = []
         while "done" not in phases and time.monotonic() < deadline:
@@ -56,6 +59,12 @@ def test_a_workspace_warms_up_when_the_daemon_opens_it(short_dir: Path) -> None:
             if message is not None:
                 phases.append(message["params"]["phase"])
         assert phases[-2:] == ["reading", "done"]
-        (baseline,) = client.call(protocol.CHECKPOINTS_LIST, {"workspace": str(workspace)})["checkpoints"]
-    assert baseline["label"].startswith("baseline") and "src/app.py" in baseline["files"]
-    assert baseline["coverage"] == "full scan: the first checkpoint of this workspace"
+        listing = {"workspace": str(workspace)}
+        assert client.call(protocol.CHECKPOINTS_LIST, listing)["checkpoints"] == []
+        client.call(protocol.INTENTS_SELECT, {"session_id": session_id, "intent_id": "INT-1"})
+        answer = client.call(protocol.TOOLS_AUTHORIZE, {"session_id": session_id,
+                                                        "tool": "execute_command",
+                                                        "args": {"command": "touch src/new.py"}})
+        assert answer["decision"] == "allow"
+        (first,) = client.call(protocol.CHECKPOINTS_LIST, listing)["checkpoints"]
+    assert first["id"] == answer["checkpoint_id"] and first["coverage"] == ""
