@@ -90,8 +90,9 @@ class CheckpointsPane(QWidget):
         if checkpoint is None or workspace is None:
             return
         box = QMessageBox(QMessageBox.Icon.Question, "Restore checkpoint",
-                          f"Restore {len(checkpoint.files)} file(s) of “{checkpoint.label}” "
-                          f"in {workspace}?\n\nThe files as they are now are saved first, in a "
+                          f"Restore {workspace} to {checkpoint.id} (“{checkpoint.label}”)? "
+                          "Files changed since then go back to how they were; files it never saw stay."
+                          "\n\nThe files as they are now are saved first, in a "
                           "safety checkpoint, so the restore can be undone.",
                           QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel,
                           self)

@@ -113,6 +113,7 @@ def test_a_checkpoint_diffs_against_now_and_restores_after_confirmation(
     pane.restore_button.click()
     box = pane.confirmation
     assert box is not None and box.isVisible()
+    assert f"to {pane.current().id} (" in box.text()  # type: ignore[union-attr]
     box.button(QMessageBox.StandardButton.Yes).click()
     qtbot.waitUntil(lambda: (project / "src/app.py").read_text() == "print('hi')\n",
                     timeout=5000)
