@@ -210,3 +210,29 @@ def test_approve_the_rest_of_the_turn_and_a_chosen_few(connect: Connect, workspa
     assert sorted(answer["answered"]) == sorted(ids)
     for call, _ in [*more, other]:
         assert "not now" in call.result()["reason"]
+
+
+def test_an_agent_side_process_can_neither_revoke_nor_confirm_grants(
+        connect: Connect, workspace: Path, daemon: DaemonProcess) -> None:
+    app = approver(connect)
+    agent = connect("agent")
+    session_id = open_session(agent, workspace)
+    call, request = pending_command(agent, app, session_id, "touch src/made")
+    grant = app.call(protocol.APPROVALS_RESPOND, {
+        "approval_id": request["id"], "decision": "approve",
+        "grant": {"lifetime": "workspace", "shape": "command"}})["grant"]["added"]
+    call.result()
+    script = ("import json,sys\nfrom intentd.daemon import protocol\n"
+              "from intentd.daemon.client import Client, RpcError\n"
+              "c = Client(sys.argv[1]).connect(); c.initialize('intentd-gui posing')\n"
+              "out = []\n"
+              "for m, p in ((protocol.GRANTS_REVOKE, {'grant_id': sys.argv[2]}),\n"
+              "             (protocol.GRANTS_CONFIRM, {'request_id': 'gr-1', 'decision': 'approve'})):\n"
+              "    try:\n        c.call(m, p); out.append(None)\n"
+              "    except RpcError as e:\n        out.append(e.code)\n"
+              "print(json.dumps(out))\n")
+    env = {**os.environ, "CLAUDECODE": "1"}
+    out = subprocess.run([sys.executable, "-c", script, str(daemon.socket_path), grant["id"]],
+                         env=env, capture_output=True, text=True, timeout=30, check=True).stdout
+    assert json.loads(out) == [protocol.PERSON_ONLY, protocol.PERSON_ONLY]
+    assert [g["id"] for g in agent.call(protocol.GRANTS_LIST, {})["grants"]] == [grant["id"]]

@@ -68,3 +68,16 @@ def test_approve_the_rest_of_a_turn_from_the_terminal(connect: Connect, workspac
     done = intentd(daemon, "approve", ids[0], "--rest-of-turn")
     assert done.returncode == 0 and done.stdout.count("a-") == 3
     assert all(c.result()["decision"] == "allow" for c in calls)
+
+
+def test_approvals_watch_is_an_approver_while_it_runs(daemon: DaemonProcess) -> None:
+    watcher = subprocess.Popen([sys.executable, "-m", "intentd.daemon.cli", "approvals", "--watch",
+                                "--socket", str(daemon.socket_path)],
+                               stdout=subprocess.PIPE, text=True)
+    try:
+        assert watcher.stdout is not None
+        assert watcher.stdout.readline().startswith("watching as an approver (1 connected)")
+        assert "approvers connected: 1\n" in intentd(daemon, "status").stdout
+    finally:
+        watcher.terminate()
+        watcher.wait(10)
