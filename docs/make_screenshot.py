@@ -47,7 +47,8 @@ def workspace() -> Path:
         make_intent("AUTH-42", name="Harden session tokens",
                     owned_scope=["src/auth/**", "tests/auth/**"]),
         make_intent("DOCS-7", name="Rebuild the API docs", owned_scope=["docs/**"]),
-        files={"src/auth/session.py": OLD, "docs/index.md": "# acme-api\n"}).resolve()
+        files={"src/auth/session.py": OLD, "docs/index.md": "# acme-api\n"})
+    root = Path(root).resolve()
     subprocess.run(["git", "init", "-q"], cwd=root, check=True)
     return root
 
