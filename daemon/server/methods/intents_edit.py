@@ -76,9 +76,11 @@ def register(table: MethodTable, core: DaemonCore) -> None:
         previewer = previewers.setdefault(workspace.root_str, ScopePreviewer(workspace.root_str))
         config = workspace.config
         max_age = params.opt_number("max_age")
-        answer: dict[str, Any] = await core.in_thread(
-            previewer.preview, scope, base, config.ignore, config.fold_case, min(limit, MAX_LIMIT),
-            max_age)
+        # Threads of their own (at most a few per workspace): previews an agent may ask for
+        # by the hundred never hold the threads the daemon's other work needs.
+        answer: dict[str, Any] = await core.threads.run(
+            f"preview {workspace.root_str}", previewer.preview, scope, base, config.ignore,
+            config.fold_case, min(limit, MAX_LIMIT), max_age)
         return {"workspace": workspace.root_str, **answer}
 
     async def edit(params: Params, change: Callable[[Snapshot], Any],
@@ -86,7 +88,8 @@ def register(table: MethodTable, core: DaemonCore) -> None:
         workspace = core.workspace(params)
         base = short(params, "base_sha256")
         try:
-            snap = await core.in_thread(editor(workspace).edit, base, change, statuses)
+            snap = await core.threads.run("intents edits", editor(workspace).edit, base, change,
+                                          statuses)
         except EditRefused as exc:
             raise refused(exc) from None
         await core.in_thread(workspace.reload)  # at once, as the watcher would a moment later
