@@ -21,34 +21,39 @@ class StoreLock:
     def __init__(self, path: Path) -> None:
         self._path = path
         self._thread_lock = threading.RLock()
-        self._fd = -1
+        self._fd = -1  # kept open between holds: one open() less on every checkpoint
         self._depth = 0
 
     @contextmanager
     def hold(self, *, exclusive: bool = True) -> Iterator[None]:
         with self._thread_lock:
             if self._depth == 0:
-                self._fd = self._acquire(exclusive)
+                self._acquire(exclusive)
             self._depth += 1
             try:
                 yield
             finally:
                 self._depth -= 1
                 if self._depth == 0:
-                    os.close(self._fd)  # closing the descriptor releases the flock
-                    self._fd = -1
+                    fcntl.flock(self._fd, fcntl.LOCK_UN)
 
-    def _acquire(self, exclusive: bool) -> int:
-        fd = os.open(self._path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    def _acquire(self, exclusive: bool) -> None:
+        if self._fd < 0:
+            self._fd = os.open(self._path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
         mode = (fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH) | fcntl.LOCK_NB
         deadline = time.monotonic() + WAIT_SECONDS
         while True:
             try:
-                fcntl.flock(fd, mode)
-                return fd
+                fcntl.flock(self._fd, mode)
+                return
             except BlockingIOError:
                 if time.monotonic() > deadline:
-                    os.close(fd)
                     raise CheckpointError(f"checkpoint store {self._path.parent} is busy "
                                           f"(another intentd process holds it)") from None
                 time.sleep(0.01)
+
+    def close(self) -> None:
+        with self._thread_lock:
+            if self._fd >= 0:
+                os.close(self._fd)
+                self._fd = -1

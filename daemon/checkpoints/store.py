@@ -203,6 +203,7 @@ class CheckpointStore:
             self._capturer = Capturer(self._root, self._rules, self._recorder, None)
         self._manifest.close()
         self._blobs.close()
+        self._lock.close()
 
     def __enter__(self) -> Self:
         return self
