@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -142,6 +143,11 @@ class StateSync(QObject):
             self._learn_workspace(approval.workspace)
 
     def _on_workspaces_list(self, result: dict[str, Any]) -> None:
+        listed = {str(item.get("workspace")) for item in result.get("workspaces") or []
+                  if isinstance(item, dict)}
+        for path in self.workspaces.paths():  # deleted or moved away since: no workspace now
+            if path not in listed and path not in self.extra_workspaces and not os.path.isdir(path):
+                self.workspaces.remove(path)
         for item in result.get("workspaces") or []:
             if not isinstance(item, dict) or not item.get("workspace"):
                 continue

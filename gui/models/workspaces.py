@@ -24,6 +24,7 @@ class WorkspacesModel(QAbstractListModel):
         self._labels = protocol.workspace_labels(self._paths)  # namesakes told apart by parent
         registry.workspace_added.connect(self._on_registry_workspace_added)
         registry.workspace_changed.connect(self._on_registry_workspace_changed)
+        registry.workspace_removed.connect(self._on_registry_workspace_removed)
         registry.intents_error_changed.connect(self._on_registry_workspace_changed)
         # Pending counts are refreshed once per pass of the event loop, not once per request.
         self._counts = QTimer(self, singleShot=True, interval=0)
@@ -65,6 +66,17 @@ class WorkspacesModel(QAbstractListModel):
         self.endInsertRows()
         if row:  # a namesake's label may have grown a parent folder
             self.dataChanged.emit(self.index(0), self.index(row - 1))
+
+    def _on_registry_workspace_removed(self, path: str) -> None:
+        row = self.row_of(path)
+        if row < 0:
+            return
+        self.beginRemoveRows(QModelIndex(), row, row)
+        del self._paths[row]
+        self._labels = protocol.workspace_labels(self._paths)
+        self.endRemoveRows()
+        if self._paths:  # a namesake gone: the other's label may shrink back to its name
+            self.dataChanged.emit(self.index(0), self.index(len(self._paths) - 1))
 
     def _on_registry_workspace_changed(self, path: str) -> None:
         row = self.row_of(path)

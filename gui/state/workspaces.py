@@ -31,6 +31,7 @@ class WorkspaceRegistry(QObject):
     """Every workspace the app shows, in the order it learned of them."""
 
     workspace_added = Signal(str)
+    workspace_removed = Signal(str)  # its folder is gone
     workspace_changed = Signal(str)  # sessions or config errors changed
     intents_changed = Signal(str)
     intents_error_changed = Signal(str)
@@ -57,6 +58,10 @@ class WorkspaceRegistry(QObject):
             workspace = self._items[path] = Workspace(path)
             self.workspace_added.emit(path)
         return workspace
+
+    def remove(self, path: str) -> None:
+        if self._items.pop(path, None) is not None:
+            self.workspace_removed.emit(path)
 
     def set_summary(self, path: str, sessions: int, errors: list[ConfigError]) -> None:
         workspace = self.ensure(path)

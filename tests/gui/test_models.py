@@ -102,6 +102,10 @@ def test_workspaces_model_counts_pending(qtmodeltester: ModelTester) -> None:
     qtmodeltester.check(model)
     registry.ensure("/x/proj")  # a namesake: both are named with their parent folder
     assert [model.index(r).data() for r in (0, 2)] == ["w/proj", "x/proj"]
+    registry.remove("/x/proj")  # its folder is gone
+    assert [model.index(r).data() for r in range(model.rowCount())] == [
+        "proj", "other  (1 pending)"]
+    qtmodeltester.check(model)
 
 
 def test_checkpoints_model(qtmodeltester: ModelTester) -> None:
