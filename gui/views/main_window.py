@@ -31,7 +31,7 @@ from intentd.gui.views.banner import Banner
 from intentd.gui.views.blame import BlameView
 from intentd.gui.views.chain_status import ChainStatus
 from intentd.gui.views.checkpoints import CheckpointsPane
-from intentd.gui.views.connection_status import ConnectionStatus
+from intentd.gui.views.connection_status import STARTING, ConnectionStatus
 from intentd.gui.views.intents import IntentsPane
 from intentd.gui.views.sandbox_status import SandboxStatus
 from intentd.gui.views.scope_offer import attach, offer_for_approval, offer_for_entry
@@ -211,7 +211,7 @@ class MainWindow(QMainWindow):
         if self.started_daemon_pid is None:
             self._on_failure("Could not start `intentd serve`.")
         else:
-            self.statusBar().showMessage("Starting the daemon…", 5000)
+            self.statusBar().showMessage(STARTING, 5000)
             self.core.connection.open()
 
     def handle_missing_daemon(self, start_without_asking: bool) -> None:
