@@ -162,3 +162,10 @@ def test_foreign_lines_never_crash_the_walk(tmp_path: Path, garbage: bytes) -> N
         out.write(garbage)
     report = verify(path)
     assert not report.ok and report.kind == "inserted" and str(report.at) == "ledger.jsonl:5"
+
+
+def test_a_last_line_missing_only_its_newline_is_torn(tmp_path: Path) -> None:
+    path = write_ledger(tmp_path, 5, rotate_bytes=1 << 30)
+    path.write_bytes(path.read_bytes()[:-1])
+    report = verify(path)
+    assert report.ok and report.chained == 4 and str(report.torn) == "ledger.jsonl:5"
