@@ -5,7 +5,9 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import threading
 import zlib
+from collections import OrderedDict
 from pathlib import Path
 
 from intentd.daemon.engine.statedir import ensure_private
@@ -13,6 +15,7 @@ from intentd.daemon.tools.fileio import sha256_file
 
 MAX_KEPT_BYTES = 2 * 1024 * 1024  # larger files are hashed, not kept: no line-level trace for them
 BINARY_PROBE = 8192
+RECENT_BYTES = 16 * 1024 * 1024  # texts kept in memory: a call's "after" is the next's "before"
 
 
 class ContentStore:
@@ -21,6 +24,9 @@ class ContentStore:
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
+        self._recent: OrderedDict[str, bytes] = OrderedDict()
+        self._recent_bytes = 0
+        self._lock = threading.Lock()
 
     def keep(self, path: str) -> str | None:
         """The sha256 of the file at `path` (None when it does not exist), its text kept."""
@@ -39,6 +45,7 @@ class ContentStore:
         return digest
 
     def put(self, digest: str, data: bytes) -> None:
+        self._remember(digest, data)
         target = self._object(digest)
         if target.exists():
             return
@@ -58,11 +65,27 @@ class ContentStore:
         """The contents stored under `digest`; b"" for None (a file that did not exist)."""
         if digest is None:
             return b""
+        with self._lock:
+            found = self._recent.get(digest)
+        if found is not None:
+            return found
         try:
             data = zlib.decompress(self._object(digest).read_bytes())
         except (OSError, zlib.error, ValueError):
             return None
         return data if hashlib.sha256(data).hexdigest() == digest else None
+
+    def _remember(self, digest: str, data: bytes) -> None:
+        """The texts just kept, in memory: the diff right after a write needs them again."""
+        with self._lock:
+            if digest in self._recent:
+                self._recent.move_to_end(digest)
+                return
+            self._recent[digest] = data
+            self._recent_bytes += len(data)
+            while self._recent_bytes > RECENT_BYTES and len(self._recent) > 1:
+                _, dropped = self._recent.popitem(last=False)
+                self._recent_bytes -= len(dropped)
 
     def _object(self, digest: str) -> Path:
         if len(digest) != 64 or not all(c in "0123456789abcdef" for c in digest):

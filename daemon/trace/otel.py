@@ -120,7 +120,7 @@ def _exporter() -> Any:
         if protocol == "grpc":
             from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
         else:
-            from opentelemetry.exporter.otlp.proto.http.trace_exporter import (  # type: ignore[assignment]
+            from opentelemetry.exporter.otlp.proto.http.trace_exporter import (  # type: ignore[assignment,unused-ignore]
                 OTLPSpanExporter,
             )
     except ImportError:
