@@ -2,14 +2,16 @@
 
 Off unless an OTLP endpoint is set (OTEL_EXPORTER_OTLP_ENDPOINT or ..._TRACES_ENDPOINT) and the
 `intentd[otel]` extra is installed. The exporter reads the other standard variables itself
-(headers, timeout, certificates, protocol). Spans are handed to a batch processor: a call only
-queues its span; a background thread sends them.
+(headers, timeout, certificates, protocol). Nothing is done on a call's path but a queue put:
+a thread of ours makes the spans, and the SDK's batch processor sends them.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import queue
+import threading
 import time
 from datetime import datetime
 from typing import Any
@@ -19,20 +21,40 @@ from intentd.daemon import __version__
 log = logging.getLogger(__name__)
 ENDPOINT_VARIABLES = ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
 AUTOMATIC = ("auto", None)  # approved_by of calls no person answered
+MAX_QUEUED = 10_000  # calls waiting to become spans; past this they are counted, not kept
 
 
 class CallSpans:
-    """Turns ledger entries (ToolIntent + ToolReceipt) into spans on one tracer provider."""
+    """Turns ledger entries (ToolIntent + ToolReceipt) into spans on one tracer provider. A call
+    only hands its entry to a queue (with the time it ended); a thread of ours makes the span,
+    with the times the call really had, and the SDK's batch processor sends it."""
 
     def __init__(self, provider: Any) -> None:
         self.provider = provider
         self.tracer = provider.get_tracer("intentd", __version__)
+        self.dropped = 0
+        self._queue: queue.Queue[tuple[dict[str, Any], float] | None] = queue.Queue(MAX_QUEUED)
+        self._thread = threading.Thread(target=self._make_spans, name="intentd-otel",
+                                        daemon=True)
+        self._thread.start()
 
     def call_decided(self, entry: dict[str, Any]) -> None:
+        try:
+            self._queue.put_nowait((entry, _now()))
+        except queue.Full:  # a collector that cannot keep up costs spans, never a call's time
+            self.dropped += 1
+
+    def _make_spans(self) -> None:
+        while (item := self._queue.get()) is not None:
+            try:
+                self._span(*item)
+            except Exception:
+                log.exception("could not make the span of a call")
+
+    def _span(self, entry: dict[str, Any], now: float) -> None:
         intent, receipt = entry["intent"], entry["receipt"]
         timing = receipt.get("timing") or {}
-        started = _epoch(timing.get("started_at") or intent.get("time"))
-        now = _now()
+        started = _epoch(timing.get("started_at") or intent.get("time"), now)
         decided_ms = float(timing.get("decided_ms") or 0.0)
         execution_ms = float(timing.get("execution_ms") or 0.0)
         total_ms = max(0.0, (now - started) * 1000)
@@ -56,6 +78,8 @@ class CallSpans:
         span.end(end_time=int(now * 1e9))
 
     def shutdown(self) -> None:
+        self._queue.put(None)
+        self._thread.join(timeout=5)
         self.provider.shutdown()  # sends what is queued, within the exporter's timeout
 
 
@@ -75,11 +99,11 @@ def _attributes(entry: dict[str, Any], waiting_ms: float) -> dict[str, Any]:
     return {k: v for k, v in found.items() if v is not None}
 
 
-def _epoch(text: Any) -> float:
+def _epoch(text: Any, fallback: float) -> float:
     try:
         return datetime.fromisoformat(str(text)).timestamp()
     except ValueError:
-        return _now()
+        return fallback
 
 
 def _now() -> float:
