@@ -14,7 +14,7 @@ from intentd.daemon import protocol
 from intentd.daemon.engine.engine import Engine
 from intentd.daemon.server.connection import Connection
 from intentd.daemon.server.core import DaemonCore
-from intentd.daemon.server.methods import queue, sessions, tools, trace, workspace_data
+from intentd.daemon.server.methods import intents_edit, queue, sessions, tools, trace, workspace_data
 from intentd.daemon.server.rpc import MethodTable
 from intentd.daemon.trust.peer import peer_credentials
 from intentd.daemon.trust.reaper import start_reaping
@@ -54,7 +54,7 @@ class IntentdServer:
             log.warning("no child subreaper here: a command that double-forks leaves the "
                         "daemon's process tree")
         self.table.guard = self.core.trust.check
-        for module in (sessions, tools, queue, workspace_data, trace):
+        for module in (sessions, tools, queue, workspace_data, intents_edit, trace):
             module.register(self.table, self.core)
         listener = systemd_socket()
         if listener is None:
