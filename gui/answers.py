@@ -14,7 +14,7 @@ from intentd.gui.state.approvals import ApprovalQueue
 
 
 class AnswerCommands(QObject):
-    answered = Signal(object)  # the ids the daemon answered
+    answered = Signal(object, object)  # the ids the daemon answered, and its whole answer
     not_taken = Signal(object, str)  # the ids that still wait, and why
 
     def __init__(self, connection: DaemonConnection, approvals: ApprovalQueue,
@@ -36,7 +36,7 @@ class AnswerCommands(QObject):
             ids = [i for i in (result or {}).get("answered") or [] if isinstance(i, str)]
             for approval_id in ids:
                 self.approvals.remove(approval_id, resolution)
-            self.answered.emit(ids)
+            self.answered.emit(ids, result if isinstance(result, dict) else {})
 
         def failed(failure: RpcFailure) -> None:
             self.not_taken.emit(approval_ids, failure.message)

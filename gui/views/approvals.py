@@ -242,9 +242,13 @@ class ApprovalsPane(QWidget):
         self._update_buttons()
         send()
 
-    def _on_answers_answered(self, ids: list[str]) -> None:
-        self.note.setText(f"Answered {len(ids)} request{'s' if len(ids) != 1 else ''}."
-                          if len(ids) > 1 else "")
+    def _on_answers_answered(self, ids: list[str], result: dict[str, Any]) -> None:
+        grant = result.get("grant") or {}
+        if "added" in grant:
+            self.note.setText(f"Won't ask again: {grant['added'].get('description')} "
+                              "(Settings lists it; revoke it there).")
+        else:
+            self.note.setText(f"Answered {len(ids)} requests." if len(ids) > 1 else "")
 
     def _on_answers_not_taken(self, ids: list[str], why: str) -> None:
         self._sent.difference_update(ids)

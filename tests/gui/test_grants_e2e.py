@@ -76,6 +76,7 @@ def test_a_grant_made_in_the_app_answers_the_next_call_and_is_revoked_in_setting
     pane.remember.menu().aboutToShow.emit()
     pane.remember.menu().actions()[-1].trigger()
     assert first.wait(qtbot)[0]["decision"] == "allow"
+    qtbot.waitUntil(lambda: "Won't ask again: write_to_file on src/**" in pane.note.text())
     panel = window.settings_pane.grants
     window.settings_pane.set_workspace(str(project))
     qtbot.waitUntil(lambda: len(panel.buttons) == 1, timeout=10000)

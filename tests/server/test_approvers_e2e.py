@@ -236,3 +236,20 @@ def test_an_agent_side_process_can_neither_revoke_nor_confirm_grants(
                          env=env, capture_output=True, text=True, timeout=30, check=True).stdout
     assert json.loads(out) == [protocol.PERSON_ONLY, protocol.PERSON_ONLY]
     assert [g["id"] for g in agent.call(protocol.GRANTS_LIST, {})["grants"]] == [grant["id"]]
+
+
+def test_a_session_grant_confirmed_after_its_session_ended_is_refused(
+        connect: Connect, workspace: Path) -> None:
+    app, cli = approver(connect), connect("intentd-cli")
+    agent = connect("agent")
+    session_id = open_session(agent, workspace)
+    call, request = pending_command(agent, app, session_id, "touch src/made")
+    queued = cli.call(protocol.APPROVALS_RESPOND, {
+        "approval_id": request["id"], "decision": "approve",
+        "grant": {"lifetime": "session", "shape": "command"}})["grant"]["queued"]
+    call.result()
+    agent.call(protocol.SESSIONS_CLOSE, {"session_id": session_id})
+    with pytest.raises(RpcError) as refused:
+        app.call(protocol.GRANTS_CONFIRM, {"request_id": queued["id"], "decision": "approve"})
+    assert "session that has ended" in refused.value.message
+    assert app.call(protocol.GRANTS_LIST, {})["grants"] == []

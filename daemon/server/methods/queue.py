@@ -117,6 +117,10 @@ def register(table: MethodTable, core: DaemonCore) -> None:
         request = requests.take(params.text("request_id"), "approved" if approved else "rejected")
         if request is None:
             raise bad_params("request_id", "no such grant request (answered already?)")
+        ended = (request.grant.session_id is not None
+                 and request.grant.session_id not in core.engine.sessions)
+        if approved and ended:
+            raise bad_params("request_id", "that grant was for a session that has ended")
         if approved:
             _add(request.grant)
         return {"confirmed": approved, "grant": request.grant.to_json()}
