@@ -118,3 +118,23 @@ def test_an_absent_file_is_created(tmp_path: Path) -> None:
     edit(editor, store.create(NewIntent("A", "first", "IN_PROGRESS", ("src/**",))), "IN_PROGRESS")
     intent = load_intents(editor.path).get("A")
     assert intent is not None and intent.owned_scope == ("src/**",)
+
+
+def test_a_file_broken_by_hand_is_not_edited_until_it_is_fixed(editor: IntentsFileEditor) -> None:
+    broken = HAND_WRITTEN.replace("    status: PENDING\n", "    status: [PENDING\n")
+    editor.path.write_text(broken)
+    with pytest.raises(EditRefused) as refused:
+        editor.read()
+    assert "fix it by hand first" in refused.value.message
+    assert refused.value.error is not None and refused.value.error.line is not None
+    assert editor.path.read_text() == broken
+
+
+def test_a_linked_intents_file_is_not_edited(tmp_path: Path, editor: IntentsFileEditor) -> None:
+    elsewhere = tmp_path / "elsewhere.yaml"
+    elsewhere.write_text(HAND_WRITTEN)
+    editor.path.unlink()
+    editor.path.symlink_to(elsewhere)
+    with pytest.raises(EditRefused, match="symbolic link"):
+        editor.edit(store.sha256_of(HAND_WRITTEN.encode()), store.remove("DOCS"))
+    assert elsewhere.read_text() == HAND_WRITTEN and editor.path.is_symlink()
