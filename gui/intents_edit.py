@@ -42,9 +42,12 @@ class IntentsEditor(QObject):
 
     def preview(self, workspace: str, scope: list[str], intent_id: str | None,
                 on_answer: OnAnswer, base_scope: list[str] | None = None,
-                max_age: float | None = None) -> None:
-        """`max_age`: files listed longer ago than this are listed again first."""
+                max_age: float | None = None, paths: list[str] | None = None) -> None:
+        """`max_age`: files listed longer ago than this are listed again first. `paths`: say
+        whether each is owned (a file an agent wants to create need not exist yet)."""
         params: dict[str, Any] = {"workspace": workspace, "owned_scope": scope}
+        if paths:
+            params["paths"] = paths
         if max_age is not None:
             params["max_age"] = max_age
         if base_scope is not None:

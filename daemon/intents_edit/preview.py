@@ -16,7 +16,7 @@ from typing import Any
 
 from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
 
-from intentd.daemon.policy.globs import DIR_MARK, FLOATING, _scan_literal, fold
+from intentd.daemon.policy.globs import DIR_MARK, FLOATING, PatternList, _scan_literal, fold
 from intentd.daemon.policy.ignore import IgnoreRules
 
 LISTING_TTL = 10.0       # older than this, a listing is taken again in the background
@@ -191,7 +191,8 @@ class ScopePreviewer:
         return fresh
 
     def preview(self, scope: Sequence[str], base: Sequence[str] | None, ignore: IgnoreRules,
-                fold_case: bool, limit: int, max_age: float | None = None) -> dict[str, Any]:
+                fold_case: bool, limit: int, max_age: float | None = None,
+                paths: Sequence[str] = ()) -> dict[str, Any]:
         started = time.perf_counter()
         listing = self.listing(ignore, max_age)
         with self._lock:
@@ -208,4 +209,21 @@ class ScopePreviewer:
                 "removed_count": removed.bit_count(), "removed": paths_of(files, removed, limit),
                 "total_files": len(files), "listing_truncated": listing.truncated,
                 "problems": wanted.problems,
+                "owns": owns(paths, scope, base, fold_case),
                 "elapsed_ms": round((time.perf_counter() - started) * 1000, 1)}
+
+
+def owns(paths: Sequence[str], scope: Sequence[str], base: Sequence[str] | None,
+         fold_case: bool) -> dict[str, dict[str, bool]]:
+    """Whether each path (a file that may not exist yet) is owned before and after the change,
+    by the scope stage's own matcher."""
+    if not paths:
+        return {}
+    after, before = _matcher(scope, fold_case), _matcher(base or (), fold_case)
+    return {path: {"before": before.matches(path), "after": after.matches(path)}
+            for path in paths}
+
+
+def _matcher(lines: Sequence[str], fold_case: bool) -> PatternList:
+    valid = [line for line in lines if not PatternSet([line]).problems]
+    return PatternList(valid, fold_case)

@@ -42,6 +42,7 @@ class ScopeEditorDialog(QDialog):
                  suggestion: str | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.editor, self.workspace, self.intent_id = editor, workspace, intent_id
+        self.suggestion = scope_choices(suggestion)[0] if suggestion is not None else None
         self.base_sha256: str | None = None
         self.current: list[str] = []
         self.last_preview: dict[str, Any] | None = None
@@ -133,7 +134,8 @@ class ScopeEditorDialog(QDialog):
         self.editor.preview(self.workspace, scope_lines(self.text.toPlainText()), None,
                             lambda answer: self._on_preview(ticket, answer),
                             base_scope=self.current,
-                            max_age=FRESH_SECONDS if self.last_preview is None else None)
+                            max_age=FRESH_SECONDS if self.last_preview is None else None,
+                            paths=[self.suggestion] if self.suggestion else None)
 
     def _on_preview(self, ticket: int, answer: dict[str, Any]) -> None:
         if ticket != self._ticket:
@@ -143,6 +145,11 @@ class ScopeEditorDialog(QDialog):
         more = " (of the first files only)" if answer.get("listing_truncated") else ""
         summary = (f"{count} of {answer['total_files']} files match now{more}; this change adds "
                    f"{added} and removes {removed}.")
+        owned = (answer.get("owns") or {}).get(self.suggestion)
+        if isinstance(owned, dict):
+            summary += (f" {self.suggestion} is in the scope: the agent's next try passes this "
+                        "check." if owned.get("after") else
+                        f" {self.suggestion} is still outside the scope.")
         problems = answer.get("problems") or []
         if problems:
             summary += " " + "; ".join(f"line {p['line']} ({p['glob']}): {p['message']}"

@@ -88,14 +88,18 @@ def test_a_call_refused_at_scope_is_added_to_the_scope_and_the_next_try_passes(
         assert [b.text().split()[0] for b in dialog.choices.buttons()] == ["docs/new.md",
                                                                            "docs/**"]
         assert dialog.text.toPlainText() == "src/**\ndocs/new.md"
+        # docs/new.md does not exist yet: no file is added, but the path is owned now.
+        assert "adds 0 and removes 0. docs/new.md is in the scope" in dialog.summary.text()
         dialog.choices.button(1).click()  # the folder: it also owns docs/guide.md
         qtbot.waitUntil(lambda: dialog.text.toPlainText() == "src/**\ndocs/**")
         qtbot.waitUntil(lambda: "adds 1 and removes 0" in dialog.summary.text(), timeout=5000)
         assert dialog.changes.item(0).text() == "+ docs/guide.md"
         qtbot.mouseClick(dialog.save_button, Qt.MouseButton.LeftButton)
-        qtbot.waitUntil(lambda: scope_of(project, "INT-1") == ("src/**", "docs/**"), timeout=5000)
+        # The answer comes once the daemon has reloaded the file: then the dialog closes.
+        qtbot.waitUntil(lambda: window.intents_pane.dialog is None, timeout=5000)
+        assert scope_of(project, "INT-1") == ("src/**", "docs/**")
         passed = agent.call(protocol.TOOLS_CALL, write)
-        assert (passed["decision"], passed["approved_by"]) == ("allow", "auto"), passed
+        assert (passed["decision"], passed["approved_by"]) == ("allow", "auto"), passed["reason"]
     assert (project / "docs/new.md").read_text() == "n"
 
 

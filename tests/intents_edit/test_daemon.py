@@ -89,3 +89,12 @@ def test_the_preview_applies_exclusions_and_says_what_a_change_removes(
     assert (preview["count"], preview["files"]) == (1, ["src/auth/login.py"])
     assert preview["removed"] == ["docs/auth.md", "src/auth/secret/key.py"]
     assert preview["problems"][0]["line"] == 3
+
+
+def test_the_preview_says_whether_a_path_not_made_yet_is_owned(person: Client, ws: Path) -> None:
+    preview = person.call(protocol.INTENTS_PREVIEW_SCOPE, {
+        "workspace": str(ws), "intent_id": "AUTH", "paths": ["docs/new.md", "src/auth/n.py"],
+        "owned_scope": ["src/auth/**", "docs/new.md"]})
+    assert preview["owns"] == {"docs/new.md": {"before": False, "after": True},
+                               "src/auth/n.py": {"before": True, "after": True}}
+    assert preview["added_count"] == 0  # no such file yet

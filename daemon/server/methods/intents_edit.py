@@ -18,6 +18,7 @@ from intentd.daemon.server.rpc import MethodTable, Params, RpcError, bad_params
 MAX_LINES = 10_000      # lines of one scope in a request
 MAX_TEXT = 4096         # characters of one glob, name, constraint
 DEFAULT_LIMIT, MAX_LIMIT = 200, 5000
+MAX_PATHS = 100       # paths whose ownership a preview reports
 
 
 def texts(params: Params, name: str, required: bool = False) -> list[str]:
@@ -76,11 +77,12 @@ def register(table: MethodTable, core: DaemonCore) -> None:
         previewer = previewers.setdefault(workspace.root_str, ScopePreviewer(workspace.root_str))
         config = workspace.config
         max_age = params.opt_number("max_age")
+        paths = texts(params, "paths")[:MAX_PATHS]
         # Threads of their own (at most a few per workspace): previews an agent may ask for
         # by the hundred never hold the threads the daemon's other work needs.
         answer: dict[str, Any] = await core.threads.run(
             f"preview {workspace.root_str}", previewer.preview, scope, base, config.ignore,
-            config.fold_case, min(limit, MAX_LIMIT), max_age)
+            config.fold_case, min(limit, MAX_LIMIT), max_age, paths)
         return {"workspace": workspace.root_str, **answer}
 
     async def edit(params: Params, change: Callable[[Snapshot], Any],
