@@ -147,9 +147,10 @@ class ScopeEditorDialog(QDialog):
                    f"{added} and removes {removed}.")
         owned = (answer.get("owns") or {}).get(self.suggestion)
         if isinstance(owned, dict):
-            summary += (f" {self.suggestion} is in the scope: the agent's next try passes this "
-                        "check." if owned.get("after") else
-                        f" {self.suggestion} is still outside the scope.")
+            summary += (f" {self.suggestion} was in the scope already." if owned.get("before")
+                        else f" {self.suggestion} is in the scope: the agent's next try passes "
+                        "this check." if owned.get("after")
+                        else f" {self.suggestion} is still outside the scope.")
         problems = answer.get("problems") or []
         if problems:
             summary += " " + "; ".join(f"line {p['line']} ({p['glob']}): {p['message']}"
