@@ -335,7 +335,7 @@ class ApprovalsPane(QWidget):
             return
         self.detail_stack.setCurrentIndex(1)
         self.feedback.clear()
-        self.heading.setText(f"{approval.tool}  {approval.target_line}"
+        self.heading.setText(f"{approval.tool}  {shown_target(approval)}"
                              if approval.target else approval.tool)
         facts = {"Workspace": approval.workspace,
                  "Session": approval.session_label,
