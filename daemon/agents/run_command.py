@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 from intentd.daemon.agents.cli import pipeline_options
-from intentd.daemon.agents.gateway import GatewayError, open_gateway
 
 # anthropic takes seconds to import: it is imported when `run` runs, not when the CLI is built
 DEFAULT_MODEL = "claude-sonnet-5-5"
@@ -57,7 +56,9 @@ def run(args: argparse.Namespace) -> int:
         return _fail(f"workspace {args.workspace} is not a folder", 2)
     if args.max_turns < 1 or args.max_tokens < 1 or args.max_retries < 0:
         return _fail("--max-turns and --max-tokens must be ≥ 1, --max-retries ≥ 0", 2)
+    # Here, not at the top: `intentd hook` builds this module's parser on every tool call.
     from intentd.daemon.agents.approver import TerminalApprover
+    from intentd.daemon.agents.gateway import GatewayError, open_gateway
     from intentd.daemon.agents.runner import RunSettings
     from intentd.daemon.sandbox.status import sandbox_status
 
@@ -80,6 +81,7 @@ def run(args: argparse.Namespace) -> int:
 def _drive(gateway: Any, settings: Any, args: argparse.Namespace) -> int:
     from intentd.daemon.agents import api
     from intentd.daemon.agents.approval_watch import ApprovalWatcher, announce
+    from intentd.daemon.agents.gateway import GatewayError
     from intentd.daemon.agents.runner import AgentRunner
 
     client = api.make_client(args.max_retries)
