@@ -93,7 +93,10 @@ def du(path: Path) -> int:
     total = 0
     for folder, _dirs, files in os.walk(path):
         for name in files:
-            total += os.lstat(os.path.join(folder, name)).st_blocks * 512
+            try:
+                total += os.lstat(os.path.join(folder, name)).st_blocks * 512
+            except FileNotFoundError:  # git's background gc removed it meanwhile
+                continue
     return total
 
 
@@ -237,7 +240,8 @@ def main() -> None:
         rows = []
         for count in (int(s) for s in args.sizes.split(",")):
             rows.append(measure(count, args.reps, base))
-            print(f"measured {count:,} files ({time.perf_counter() - started:.0f} s so far)", flush=True)
+            print(f"measured {count:,} files ({time.perf_counter() - started:.0f} s so far): {rows[-1]}",
+                  flush=True)
         print_tables(rows)
         print(f"\n{os.cpu_count()} CPUs; git {_git_version()}; total {time.perf_counter() - started:.0f} s")
     finally:
