@@ -72,8 +72,9 @@ def handed_off_answer(reported: bool) -> Decision:
     """What the ledger records of a call handed to the agent's own prompt: its report means the
     person approved it there; no report means they declined, or the agent stopped."""
     if reported:
-        return Decision.allow("approval", "approved by the person in the agent's own prompt (no "
-                                          "approver was connected to intentd)")
+        return Decision.allow("approval", "approved by the person in the agent's own prompt, as "
+                                          "the agent's hook reported (no approver was connected "
+                                          "to intentd)")
     return Decision.deny("approval", "handed to the agent's own prompt and never reported as run: "
                                      "the person declined there, or the agent stopped")
 

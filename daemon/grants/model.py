@@ -137,7 +137,7 @@ def derive_grant(ctx: CallContext, lifetime: str, shape: str, pattern: str | Non
     problem = _pattern_problem(chosen)
     if problem or chosen is None:
         raise GrantRefused(problem or "name a pattern that covers every path of the call")
-    if not all(PatternList([chosen]).matches(str(r)) for r in relatives):
+    if not all(_compiled(chosen).matches(str(r)) for r in relatives):
         raise GrantRefused(f"pattern {chosen!r} does not cover every path of the call")
     return Grant(ctx.root, lifetime, PATH, tool=str(ctx.name), pattern=chosen,
                  session_id=session_id, origin=origin)
@@ -180,8 +180,14 @@ def _fits_command(grant: Grant, ctx: CallContext) -> bool:
 def _fits_path(grant: Grant, ctx: CallContext) -> bool:
     if ctx.name != grant.tool or not ctx.paths or grant.pattern is None:
         return False
-    patterns = PatternList([grant.pattern])
+    patterns = _compiled(grant.pattern)
     return all(p.relative is not None and patterns.matches(p.relative) for p in ctx.paths)
+
+
+def _compiled(pattern: str) -> PatternList:
+    """Anchored at the workspace root: `a.py` is the top-level a.py only (in gitignore a bare
+    name matches in every folder); `**/a.py` says "anywhere" when that is what is meant."""
+    return PatternList(["/" + pattern.lstrip("/")])
 
 
 def _plain(simple: SimpleCommand) -> bool:
@@ -193,8 +199,8 @@ def _pattern_problem(pattern: Any) -> str | None:
         return "the pattern is empty"
     if len(pattern) > MAX_PATTERN or "\n" in pattern or pattern.startswith("!"):
         return "the pattern must be one line, not a negation, at most 300 characters"
-    if pattern.startswith("/") or ".." in pattern.split("/"):
-        return "the pattern must be relative to the workspace, with no .."
+    if ".." in pattern.split("/"):
+        return "the pattern is relative to the workspace root, with no .."
     return None
 
 

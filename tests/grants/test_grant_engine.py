@@ -112,9 +112,21 @@ def test_a_path_grant_covers_its_pattern(engine: Engine, session: Session) -> No
 
 def test_a_pattern_must_cover_the_call_it_came_from(engine: Engine, session: Session) -> None:
     ev = call(engine, session, "write_to_file", path="src/b.py", content="b\n")
-    for bad in ("docs/**", "/etc/**", "../**", "!src/a.py"):
+    for bad in ("docs/**", "/etc/**", "../**", "!src/a.py", "b.py"):
         with pytest.raises(GrantRefused):
             derive_grant(ev.ctx, "workspace", "path", bad, {})
+
+
+def test_a_path_is_anchored_at_the_workspace_root(engine: Engine, session: Session,
+                                                  ws: Path) -> None:
+    write_policy(ws, {**POLICY, "auto_approve": {"read": True, "edit": False}})
+    (ws / ".orchestration" / "active_intents.yaml").write_text(
+        "active_intents:\n- {id: INT-1, name: all, status: IN_PROGRESS, owned_scope: ['**'],"
+        " constraints: [], acceptance_criteria: []}\n")
+    session.workspace.reload()
+    grant_from(engine, session, "write_to_file", shape="path", path="notes.md", content="n")
+    assert verdict(engine, session, "write_to_file", path="notes.md", content="m") == "allow"
+    assert verdict(engine, session, "write_to_file", path="src/notes.md", content="m") == "ask"
 
 
 # -- a grant never widens another gate ------------------------------------------------------
