@@ -74,6 +74,7 @@ class ApprovalsPane(QWidget):
         self.approvers = QLabel(self)
         self.approvers.setWordWrap(True)
         self.grants.approvers_changed.connect(self._on_grants_approvers_changed)
+        self._on_grants_approvers_changed(self.grants.approvers)
         self.approve_selected = QPushButton("Approve selected", self)
         self.reject_selected = QPushButton("Reject selected", self)
         self.approve_turn = QPushButton("Approve the rest of this turn", self)
