@@ -75,13 +75,15 @@ def bench_append(folder: Path, count: int = 20_000, rounds: int = 9) -> None:
             ledger = Ledger(folder / f"{r}-{name[:4]}" / "ledger.jsonl")
             append = ledger.append if name == "with the chain" else (
                 lambda e, ledger=ledger: unchained_append(ledger, e))
-            clock = time.perf_counter()
+            # CPU time of this process (system calls included): other work on the machine
+            # moves wall-clock time far more than the chain does
+            clock = time.process_time()
             for entry in entries:
                 append(entry)
-            per[name].append((time.perf_counter() - clock) / count * 1e6)
+            per[name].append((time.process_time() - clock) / count * 1e6)
             ledger.close()
-    plain, chained = (statistics.median(v) for v in per.values())
-    print(f"ledger append ({count} entries of ~900 bytes, median of {rounds} rounds):")
+    plain, chained = (min(v) for v in per.values())
+    print(f"ledger append ({count} entries of ~900 bytes, CPU time, best of {rounds} rounds):")
     print(f"  without the chain  {plain:7.2f} µs")
     print(f"  with the chain     {chained:7.2f} µs   ({(chained / plain - 1) * 100:+.1f}%)")
 
