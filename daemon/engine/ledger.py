@@ -82,9 +82,10 @@ class Ledger:
             end = st.st_size
             if (st.st_ino, end) != self._head_at:
                 self._load_head()
-            line = b"%s%s\"chain\": {\"seq\": %d, \"prev\": \"%s\"}}\n" % (
-                body[:-1], b", " if len(body) > 2 else b"", self._next_seq,
-                self._last_hash.encode())
+            link = b'"chain": {"seq": %d, "prev": "%s"}}\n' % (self._next_seq,
+                                                               self._last_hash.encode())
+            # the entry's closing brace gives way to the link (one copy of the body, not two)
+            line = b"".join((memoryview(body)[:-1], b", " if len(body) > 2 else b"", link))
             try:
                 written = os.write(self._fd, line)
             except OSError as exc:
