@@ -148,7 +148,7 @@ class MainWindow(QMainWindow):
         a("&Intents", "&Open intents file in editor", self.intents_pane.open_intents_file,
           "Ctrl+E")
         a("&Checkpoints", "&Restore the selected checkpoint…", self.restore_checkpoint, "Ctrl+R")
-        a("&Checkpoints", "&Lines by intent of its files…", self.show_blame, "Ctrl+B")
+        a("&Checkpoints", "&Lines by intent…", self.show_blame, "Ctrl+B")
         for index, name in enumerate(("&Approvals", "&Intents", "&Checkpoints", "A&ctivity",
                                       "&Settings")):
             a("&View", name, partial(self.show_tab, index), f"Ctrl+{index + 1}")
@@ -177,7 +177,14 @@ class MainWindow(QMainWindow):
         self.approvals_pane.feedback.setFocus()
 
     def show_blame(self) -> None:
-        """The files of the selected checkpoint, each line with the intent that last wrote it."""
+        """Lines by intent: of the file an edit waiting for approval would change (on the
+        Approvals tab), else of the files of the selected checkpoint."""
+        approval = self.approvals_pane.current() if self.tabs.currentIndex() == APPROVALS else None
+        path = approval.args.get("path") if approval is not None else None
+        if approval is not None and isinstance(path, str) and path:
+            self.blame_view = BlameView(self.core.connection, approval.workspace, [path], self)
+            self.blame_view.show()
+            return
         checkpoint, workspace = self.checkpoints_pane.current(), self.current_workspace()
         if checkpoint is None or workspace is None or not checkpoint.files:
             self.show_tab(CHECKPOINTS)

@@ -13,7 +13,7 @@ from intentd.daemon.client import Client
 from intentd.daemon.engine.statedir import workspace_state_dir
 from intentd.daemon.testing import DaemonProcess, write_policy
 from intentd.gui.core import Core
-from intentd.gui.views.main_window import ACTIVITY, CHECKPOINTS, MainWindow
+from intentd.gui.views.main_window import ACTIVITY, APPROVALS, CHECKPOINTS, MainWindow
 
 MakeWindow = Callable[..., tuple[MainWindow, Core]]
 
@@ -74,3 +74,32 @@ def test_a_checkpoints_file_opens_line_by_line_by_intent(daemon: DaemonProcess, 
     assert [model.index(row, 1).data() for row in range(3)] == [
         "INT-1 intent INT-1", "-", "INT-1 intent INT-1"]
     view.close()
+
+
+def test_an_edit_waiting_for_approval_opens_its_file_by_intent(
+        daemon: DaemonProcess, project: Path, make_window: MakeWindow, qtbot: QtBot) -> None:
+    write_policy(project, {"auto_approve": {"edit": True}})
+    agent_writes(daemon, project)
+    write_policy(project, {"auto_approve": {"edit": False}})  # the next edit waits for a person
+    window, core = make_window(daemon.socket_path, project)
+    with Client(daemon.socket_path, timeout=30) as agent:
+        agent.initialize("agent")
+        session = agent.call(protocol.SESSIONS_OPEN, {"workspace": str(project),
+                                                      "agent": "codex"})["session_id"]
+        agent.call(protocol.INTENTS_SELECT, {"session_id": session, "intent_id": "INT-1"})
+        qtbot.waitUntil(lambda: not agent.call(protocol.SETTINGS_GET, {"workspace": str(project)})[
+            "policy"]["auto_approve"]["edit"], timeout=10000)  # the policy file was reloaded
+        agent.call(protocol.TOOLS_CALL, {"session_id": session, "tool": "read_file",
+                                         "args": {"path": "src/app.py"}})
+        agent.send(protocol.request(protocol.TOOLS_CALL, {
+            "session_id": session, "tool": "replace_in_file",
+            "args": {"path": "src/app.py", "old_str": "b\n", "new_str": "B\n"}}, id=99))
+        qtbot.waitUntil(lambda: len(core.approvals) == 1, timeout=10000)
+        window.show_tab(APPROVALS)
+        qtbot.waitUntil(lambda: window.approvals_pane.current() is not None, timeout=10000)
+        window.show_blame()
+        view = window.blame_view
+        assert view is not None and view.files.currentText() == "src/app.py"
+        qtbot.waitUntil(lambda: view.model.rowCount() == 3, timeout=10000)
+        assert {view.model.index(row, 1).data() for row in range(3)} == {"INT-1 intent INT-1"}
+        view.close()
