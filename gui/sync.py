@@ -17,7 +17,15 @@ from intentd.gui.connection import (
 )
 from intentd.gui.state.activity import ActivityLog
 from intentd.gui.state.approvals import ApprovalQueue
-from intentd.gui.state.records import Approval, Checkpoint, ConfigError, Intent, LedgerEntry
+from intentd.gui.state.coverage import CheckpointCoverage
+from intentd.gui.state.records import (
+    Approval,
+    Checkpoint,
+    ConfigError,
+    Intent,
+    LedgerEntry,
+    WatchCoverage,
+)
 from intentd.gui.state.workspaces import WorkspaceRegistry
 
 LEDGER_LIMIT = 500
@@ -38,6 +46,7 @@ class StateSync(QObject):
         self.approvals = approvals
         self.workspaces = workspaces
         self.activity = activity
+        self.coverage = CheckpointCoverage(self)  # what each workspace's checkpoints can see
         self.extra_workspaces = list(extra_workspaces or [])
         self.is_loaded = False
         self._outstanding = 0  # requests of the current load not answered yet
@@ -57,6 +66,7 @@ class StateSync(QObject):
             protocol.INTENTS_ERROR: self._intents_error,
             protocol.TOOLS_FINISHED: self._tool_finished,
             protocol.CHECKPOINTS_CREATED: self._checkpoint_created,
+            protocol.CHECKPOINTS_PROGRESS: self._checkpoint_progress,
             protocol.SESSIONS_OPENED: self._session_opened,
             protocol.SESSIONS_CLOSED: self._session_closed,
         }
@@ -130,6 +140,7 @@ class StateSync(QObject):
             self.is_loaded = False
             # A daemon that goes away refuses what waited (-32006): nothing is left to answer.
             self.approvals.clear()
+            self.coverage.forget_warm_ups()  # one cut short never says it is done
 
     # -- results ---------------------------------------------------------------------------
     def _on_approvals_list(self, result: dict[str, Any]) -> None:
@@ -148,6 +159,7 @@ class StateSync(QObject):
         for path in self.workspaces.paths():  # deleted or moved away since: no workspace now
             if path not in listed and path not in self.extra_workspaces and not os.path.isdir(path):
                 self.workspaces.remove(path)
+                self.coverage.forget(path)
         for item in result.get("workspaces") or []:
             if not isinstance(item, dict) or not item.get("workspace"):
                 continue
@@ -190,6 +202,7 @@ class StateSync(QObject):
         items = [Checkpoint.from_json(c) for c in result.get("checkpoints") or []
                  if isinstance(c, dict)]
         self.workspaces.set_checkpoints(path, sorted(items, key=lambda c: -c.created_at))
+        self.coverage.set_coverage(path, WatchCoverage.from_json(result.get("coverage")))
 
     def _learn_workspace(self, path: str) -> None:
         if path and path not in self._requested:
@@ -260,6 +273,17 @@ class StateSync(QObject):
         path = str(params.get("workspace") or "")
         if path:
             self.load_checkpoints(path)
+
+    def _checkpoint_progress(self, params: dict[str, Any]) -> None:
+        """The daemon reads a workspace in the background for its first checkpoint."""
+        path, done, total = (params.get(k) for k in ("workspace", "done", "total"))
+        if not isinstance(path, str) or not path:
+            return
+        finished = params.get("phase") == "done"
+        self.coverage.set_warm_up(path, done if isinstance(done, int) else 0,
+                                  total if isinstance(total, int) else 0, finished)
+        if finished:
+            self.load_checkpoints(path)  # the watcher is set up by now: what does it see?
 
     def _session_opened(self, params: dict[str, Any]) -> None:
         path = str(params.get("workspace") or "")

@@ -29,12 +29,14 @@ class ActivityModel(RowTableModel[LedgerEntry]):
     def _cell(self, entry: LedgerEntry, column: int) -> str:
         decision = entry.decision + (f" ({entry.approved_by})" if entry.approved_by else "")
         values = (entry.local_time, workspace_name(entry.workspace), entry.session, entry.tool,
-                  decision, entry.stage, entry.reason + sandbox_words(entry))
+                  decision, entry.stage, entry.reason + sandbox_words(entry)
+                  + checkpoint_words(entry))
         return self._pick(values, column)
 
     def _role_data(self, entry: LedgerEntry, column: int, role: int) -> Any:
         if role == Qt.ItemDataRole.ToolTipRole:
-            return entry.workspace if column == 1 else entry.reason + sandbox_words(entry)
+            return (entry.workspace if column == 1
+                    else entry.reason + sandbox_words(entry) + checkpoint_words(entry))
         if role == Qt.ItemDataRole.ForegroundRole and column == 4:
             palette = colors()
             return {"allow": palette.allow, "deny": palette.deny}.get(entry.decision, palette.ask)
@@ -60,6 +62,16 @@ class ActivityModel(RowTableModel[LedgerEntry]):
 
     def _on_log_entries_reset(self) -> None:
         self._replace_rows(self._log.entries())
+
+
+def checkpoint_words(entry: LedgerEntry) -> str:
+    """How the call's checkpoint found changes, when the file watcher alone did not (a scan)."""
+    found = entry.checkpoint_coverage
+    if not found:
+        return ""
+    if found.startswith("full scan: "):
+        return f" — checkpoint by a full scan ({found.removeprefix('full scan: ')})"
+    return f" — checkpoint by the {found}"
 
 
 def sandbox_words(entry: LedgerEntry) -> str:
@@ -111,5 +123,5 @@ class ActivityFilter(QSortFilterProxyModel):
             return True
         haystack = " ".join((entry.session, entry.agent, entry.tool, entry.decision, entry.stage,
                              entry.reason, entry.intent_id or "", entry.workspace,
-                             sandbox_words(entry))).lower()
+                             sandbox_words(entry), checkpoint_words(entry))).lower()
         return all(word in haystack for word in self._text.split())

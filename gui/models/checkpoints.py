@@ -21,13 +21,15 @@ class CheckpointsModel(WorkspaceTableModel[Checkpoint]):
 
     def _cell(self, checkpoint: Checkpoint, column: int) -> str:
         files = checkpoint.files
+        kind = checkpoint.kind + (", scanned" if checkpoint.coverage else "")
         values = (checkpoint.id, local_clock(checkpoint.created_at), checkpoint.label,
-                  checkpoint.kind, f"{len(files)}: {', '.join(files)}" if files else "0")
+                  kind, f"{len(files)}: {', '.join(files)}" if files else "0")
         return self._pick(values, column)
 
     def _role_data(self, checkpoint: Checkpoint, column: int, role: int) -> Any:
         if role == Qt.ItemDataRole.ToolTipRole:
-            return f"{checkpoint.id}\n" + "\n".join(checkpoint.files)
+            found = f"Found by: {checkpoint.coverage}\n" if checkpoint.coverage else ""
+            return f"{checkpoint.id}\n{found}" + "\n".join(checkpoint.files)
         return None
 
     def checkpoint_at(self, row: int) -> Checkpoint | None:

@@ -18,6 +18,10 @@ def _strs(data: dict[str, Any], key: str) -> tuple[str, ...]:
     return tuple(str(v) for v in value) if isinstance(value, list) else ()
 
 
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
 def _dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
@@ -144,6 +148,7 @@ class LedgerEntry:
     sandbox_note: str = ""
     undone: tuple[str, ...] = ()        # changes outside the scope the audit undid
     out_of_scope: tuple[str, ...] = ()  # changes outside the scope it found (undone or not)
+    checkpoint_coverage: str = ""  # how its checkpoint found changes, when not by the watcher alone
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> LedgerEntry:
@@ -161,7 +166,8 @@ class LedgerEntry:
                    confined=confined if isinstance(confined, bool) else None,
                    sandbox_note=_str(sandbox, "note"), undone=_strs(audit, "undone"),
                    out_of_scope=tuple(str(item[0]) for item in audit.get("out_of_scope") or []
-                                      if isinstance(item, list) and item))
+                                      if isinstance(item, list) and item),
+                   checkpoint_coverage=_str(receipt, "checkpoint_coverage"))
 
     @property
     def local_time(self) -> str:
@@ -178,12 +184,40 @@ class Checkpoint:
     label: str
     kind: str
     files: tuple[str, ...]
+    coverage: str = ""  # how it found changes, when not by the file watcher alone (a scan)
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Checkpoint:
         return cls(id=_str(data, "id"), created_at=_seconds(data.get("created_at")),
                    label=_str(data, "label"), kind=_str(data, "kind"),
-                   files=_strs(data, "files"))
+                   files=_strs(data, "files"), coverage=_str(data, "coverage"))
+
+
+@dataclass(frozen=True)
+class WatchCoverage:
+    """How much of a workspace the daemon's file watcher sees (`checkpoints/list` "coverage")."""
+
+    mode: str  # "watched", "partial" (some folders scanned instead) or "scanning" (all are)
+    watched_folders: int
+    unwatched_count: int
+    unwatched: tuple[str, ...]  # the first few
+    reason: str
+    overflows: int = 0
+
+    @classmethod
+    def from_json(cls, data: Any) -> WatchCoverage | None:
+        if not isinstance(data, dict) or data.get("mode") not in ("watched", "partial",
+                                                                  "scanning"):
+            return None
+        return cls(mode=str(data["mode"]), watched_folders=_int(data.get("watched_folders")),
+                   unwatched_count=_int(data.get("unwatched_count")),
+                   unwatched=_strs(data, "unwatched"), reason=_str(data, "reason"),
+                   overflows=_int(data.get("overflows")))
+
+    @property
+    def blind_spots(self) -> bool:
+        """Whether some command checkpoints scan instead of reading what the watcher saw."""
+        return self.mode != "watched"
 
 
 @dataclass(frozen=True)

@@ -17,8 +17,10 @@ from PySide6.QtWidgets import (
 from intentd.gui.commands import DaemonCommands
 from intentd.gui.diff.view import DiffPane
 from intentd.gui.models.checkpoints import CheckpointsModel
+from intentd.gui.state.coverage import CheckpointCoverage
 from intentd.gui.state.records import Checkpoint, FileDiff
 from intentd.gui.state.workspaces import WorkspaceRegistry
+from intentd.gui.views.checkpoint_coverage import CoverageLine
 from intentd.gui.views.tables import make_table, reselect
 
 
@@ -29,9 +31,11 @@ class CheckpointsPane(QWidget):
     REFRESH_MS = 100  # at most one diff request per this long, however many calls ran
 
     def __init__(self, registry: WorkspaceRegistry, commands: DaemonCommands,
-                 parent: QWidget | None = None) -> None:
+                 parent: QWidget | None = None,
+                 coverage: CheckpointCoverage | None = None) -> None:
         super().__init__(parent)
         self.commands = commands
+        self.coverage = CoverageLine(coverage or CheckpointCoverage(self), self)
         self.model = CheckpointsModel(registry, self)
         self.table = make_table(self, "Checkpoints", self.model, (90, 70, 260, 70))
         self.diff = DiffPane(self)
@@ -58,12 +62,14 @@ class CheckpointsPane(QWidget):
         split.setSizes([200, 500])
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.coverage)
         layout.addWidget(split, 1)
         layout.addLayout(bottom)
         self.setFocusProxy(self.table)
 
     def set_workspace(self, path: str | None) -> None:
         self.model.set_workspace(path)
+        self.coverage.set_workspace(path)
 
     def refresh_diff(self) -> None:
         """Diff the selected checkpoint against the files again ("now" moves on), soon, and

@@ -30,6 +30,7 @@ from intentd.gui.views.approvals import ApprovalsPane
 from intentd.gui.views.banner import Banner
 from intentd.gui.views.blame import BlameView
 from intentd.gui.views.chain_status import ChainStatus
+from intentd.gui.views.checkpoint_coverage import CoverageStatus
 from intentd.gui.views.checkpoints import CheckpointsPane
 from intentd.gui.views.connection_status import STARTING, ConnectionStatus
 from intentd.gui.views.intents import IntentsPane
@@ -56,7 +57,8 @@ class MainWindow(QMainWindow):
         self.approvals_pane = ApprovalsPane(ApprovalsModel(core.approvals, self), core.commands,
                                             self)
         self.intents_pane = IntentsPane(core.workspaces, self, open_url, core.connection)
-        self.checkpoints_pane = CheckpointsPane(core.workspaces, core.commands, self)
+        self.checkpoints_pane = CheckpointsPane(core.workspaces, core.commands, self,
+                                                core.sync.coverage)
         self.activity_pane = ActivityPane(ActivityModel(core.activity, self), self,
                                           ChainStatus(core.connection, self))
         self.settings_pane = SettingsPane(core.workspaces, core.commands, self)
@@ -71,6 +73,8 @@ class MainWindow(QMainWindow):
         self.statusBar().addPermanentWidget(self.connection_status)
         self.sandbox_status = SandboxStatus(core.connection, core.activity, self)
         self.statusBar().addPermanentWidget(self.sandbox_status)
+        self.coverage_status = CoverageStatus(core.sync.coverage, self)
+        self.statusBar().addPermanentWidget(self.coverage_status)
         self._build_layout()
         self._build_actions()
         self.workspace_list.selectionModel().currentChanged.connect(

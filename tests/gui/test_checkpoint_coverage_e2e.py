@@ -1,0 +1,137 @@
+"""Never blind, in the app: a daemon short of inotify watches says so in the Checkpoints tab, the
+status bar and the Activity row of a call whose checkpoint scanned, and shows its warm-up.
+
+The daemon runs in a user namespace (`unshare -U -r`) whose per-user watch limit is lowered
+through /proc/sys/user/max_inotify_watches; the system-wide value is untouched. The app connects
+from outside the namespace, over the same socket a person's app would use.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from pytestqt.qtbot import QtBot
+
+from intentd.daemon import protocol
+from intentd.daemon.client import Client
+from intentd.daemon.testing import DaemonProcess, make_workspace
+from intentd.gui.core import Core
+from intentd.gui.views.main_window import ACTIVITY, CHECKPOINTS, MainWindow
+from tests.gui.conftest import Agent
+
+MakeWindow = Callable[..., tuple[MainWindow, Core]]
+FOLDERS, FILES_EACH = 60, 70  # 4,200 files: the warm-up reports progress at 2,000 and 4,000
+WATCHES = 25
+
+# Lower the namespace's watch limit, then become the daemon ($0: python, $1: socket, $2: limit).
+LOWERED = 'echo "$2" > /proc/sys/user/max_inotify_watches && exec "$0" -m intentd.daemon.cli ' \
+          'serve --socket "$1"'
+
+
+class LimitedDaemon(DaemonProcess):
+    """`intentd serve` in a user namespace that allows it only `watches` inotify watches."""
+
+    def __init__(self, socket_path: Path, state_dir: Path, watches: int) -> None:
+        super().__init__(socket_path, state_dir)
+        self.watches = watches
+
+    def start(self, timeout: float = 20.0) -> LimitedDaemon:
+        env = {**os.environ, "XDG_STATE_HOME": str(self.state_dir)}
+        self.process = subprocess.Popen(
+            ["unshare", "-U", "-r", "sh", "-c", LOWERED, sys.executable, str(self.socket_path),
+             str(self.watches)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        deadline = time.monotonic() + timeout
+        while not self.answers():
+            if self.process.poll() is not None:
+                raise RuntimeError(f"the daemon exited: {self.process.communicate()[1]!r}")
+            if time.monotonic() > deadline:
+                self.stop()
+                raise TimeoutError("the daemon did not start in time")
+            time.sleep(0.02)
+        return self
+
+
+@pytest.fixture
+def daemon(short_dir: Path) -> Iterator[DaemonProcess]:
+    if shutil.which("unshare") is None:
+        pytest.skip("no unshare(1)")
+    probe = subprocess.run(["unshare", "-U", "-r", "true"], capture_output=True)
+    if probe.returncode != 0:
+        pytest.skip(f"user namespaces are not available: {probe.stderr.decode().strip()}")
+    with LimitedDaemon(short_dir / "d.sock", short_dir / "state", WATCHES) as process:
+        yield process
+
+
+@pytest.fixture
+def many_folders(short_dir: Path) -> Path:
+    files = {f"d{i:02d}/f{j:02d}.txt": f"{i} {j}\n" for i in range(FOLDERS) for j in range(FILES_EACH)}
+    return make_workspace(short_dir / "proj", files={"src/app.py": "print('hi')\n", **files}
+                          ).resolve()
+
+
+def listed_coverage(daemon: DaemonProcess, workspace: Path) -> dict[str, object]:
+    with Client(daemon.socket_path, timeout=20) as person:
+        coverage: dict[str, object] = person.call(
+            protocol.CHECKPOINTS_LIST, {"workspace": str(workspace)})["coverage"]
+    return coverage
+
+
+def test_unwatched_folders_are_said_in_the_tab_the_status_bar_and_the_activity_row(
+        daemon: DaemonProcess, many_folders: Path, agent: Callable[..., Agent],
+        make_window: MakeWindow, qtbot: QtBot) -> None:
+    window, core = make_window(daemon.socket_path, many_folders, wait=False)
+    window.show_tab(CHECKPOINTS)
+    pane = window.checkpoints_pane
+    progress: list[tuple[bool, str]] = []  # (bar shown, its text) at each warm-up step
+    core.sync.coverage.warm_up_changed.connect(lambda _path: progress.append(
+        (not pane.coverage.warm_up.isHidden(), pane.coverage.warm_up.text())))
+    with qtbot.waitSignal(core.sync.loaded, timeout=10000):
+        core.connection.open()
+
+    # the warm-up's progress was shown while it ran, then the bar went away
+    qtbot.waitUntil(lambda: bool(progress) and not progress[-1][0], timeout=20000)
+    midway = "Reading the workspace for its first checkpoint: 2,000 of "
+    assert any(shown and text.startswith(midway) for shown, text in progress), progress
+    assert pane.coverage.warm_up.isHidden()
+
+    # the Checkpoints tab: how many folders are not watched, that they are scanned, the fix
+    coverage = listed_coverage(daemon, many_folders)
+    unwatched = coverage["unwatched_count"]
+    assert coverage["mode"] == "partial" and isinstance(unwatched, int) and unwatched > 0
+    line = pane.coverage.label
+    qtbot.waitUntil(lambda: f"cannot watch {unwatched:,} of" in line.text(), timeout=10000)
+    assert line.isVisible()
+    assert "scanned at every command checkpoint" in line.text()
+    assert "fs.inotify.max_user_watches" in line.text()
+
+    # the status bar, whatever tab is shown
+    window.show_tab(ACTIVITY)
+    status = window.coverage_status
+    assert status.isVisible()
+    assert f"Checkpoints: scanning {unwatched:,} unwatched folders" in status.text()
+    assert "watch limit" in status.toolTip()
+
+    # a call whose checkpoint scanned the unwatched folders says so in its Activity row
+    caller = agent(many_folders, "--path", "src/app.py", "--content", "print('bye')\n")
+    qtbot.waitUntil(lambda: len(core.approvals) == 1, timeout=10000)
+    core.commands.approve(core.approvals.approvals()[0].id)
+    caller.wait(qtbot)
+    model = window.activity_pane.model
+
+    def written_row() -> str:
+        for row in range(model.rowCount()):
+            entry = model.entry_at(row)
+            if entry is not None and entry.tool == "write_to_file":
+                return str(model.index(row, 6).data())
+        return ""
+
+    qtbot.waitUntil(lambda: "unwatched folder" in written_row(), timeout=10000)
+    assert "checkpoint by the watcher and a scan of" in written_row()
+    assert "watch limit" in written_row()
