@@ -58,13 +58,17 @@ class LimitedDaemon(DaemonProcess):
         return self
 
 
-@pytest.fixture
-def daemon(short_dir: Path) -> Iterator[DaemonProcess]:
+def require_user_namespaces() -> None:
     if shutil.which("unshare") is None:
         pytest.skip("no unshare(1)")
     probe = subprocess.run(["unshare", "-U", "-r", "true"], capture_output=True)
     if probe.returncode != 0:
         pytest.skip(f"user namespaces are not available: {probe.stderr.decode().strip()}")
+
+
+@pytest.fixture
+def daemon(short_dir: Path) -> Iterator[DaemonProcess]:
+    require_user_namespaces()
     with LimitedDaemon(short_dir / "d.sock", short_dir / "state", WATCHES) as process:
         yield process
 
@@ -135,3 +139,29 @@ def test_unwatched_folders_are_said_in_the_tab_the_status_bar_and_the_activity_r
     qtbot.waitUntil(lambda: "unwatched folder" in written_row(), timeout=10000)
     assert "checkpoint by the watcher and a scan of" in written_row()
     assert "watch limit" in written_row()
+
+
+def test_a_workspace_it_cannot_watch_at_all_is_scanned_whole_and_said_so(
+        short_dir: Path, project: Path, make_window: MakeWindow, qtbot: QtBot) -> None:
+    require_user_namespaces()
+    # The daemon's watch of its config files takes both: none is left for the workspace itself.
+    with LimitedDaemon(short_dir / "d2.sock", short_dir / "state2", 2) as daemon:
+        window, _core = make_window(daemon.socket_path, project)
+        window.show_tab(CHECKPOINTS)
+        assert listed_coverage(daemon, project)["mode"] == "scanning"
+        line = window.checkpoints_pane.coverage.label
+        qtbot.waitUntil(lambda: "not running" in line.text(), timeout=10000)
+        assert "every command checkpoint scans the whole workspace" in line.text()
+        assert window.coverage_status.isVisible()
+        assert "Checkpoints: scanning all of proj (no file watcher)" in window.coverage_status.text()
+
+
+def test_a_fully_watched_workspace_says_so_and_leaves_the_status_bar_alone(
+        short_dir: Path, project: Path, make_window: MakeWindow, qtbot: QtBot) -> None:
+    with DaemonProcess(short_dir / "d3.sock", short_dir / "state3") as daemon:
+        window, _core = make_window(daemon.socket_path, project)
+        window.show_tab(CHECKPOINTS)
+        line = window.checkpoints_pane.coverage.label
+        qtbot.waitUntil(lambda: "sees all" in line.text(), timeout=10000)
+        assert listed_coverage(daemon, project)["mode"] == "watched"
+        assert not window.coverage_status.isVisible() and window.coverage_status.text() == ""
