@@ -250,6 +250,9 @@ class StateSync(QObject):
     def _tool_finished(self, params: dict[str, Any]) -> None:
         entry = LedgerEntry.from_json(params)
         self.activity.add(entry)
+        if entry.checkpoint_id and entry.workspace:
+            # What the call made may be more folders than the watcher can watch: say so now.
+            self.load_checkpoints(entry.workspace)
         if entry.tool == "select_active_intent" and entry.workspace:
             # The selection lives in the daemon's sessions: ask which session holds what now.
             self._refresh_intents(entry.workspace)

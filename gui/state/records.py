@@ -148,6 +148,7 @@ class LedgerEntry:
     sandbox_note: str = ""
     undone: tuple[str, ...] = ()        # changes outside the scope the audit undid
     out_of_scope: tuple[str, ...] = ()  # changes outside the scope it found (undone or not)
+    checkpoint_id: str | None = None  # the checkpoint taken before it ran (destructive calls)
     checkpoint_coverage: str = ""  # how its checkpoint found changes, when not by the watcher alone
 
     @classmethod
@@ -167,6 +168,7 @@ class LedgerEntry:
                    sandbox_note=_str(sandbox, "note"), undone=_strs(audit, "undone"),
                    out_of_scope=tuple(str(item[0]) for item in audit.get("out_of_scope") or []
                                       if isinstance(item, list) and item),
+                   checkpoint_id=_str(receipt, "checkpoint_id") or None,
                    checkpoint_coverage=_str(receipt, "checkpoint_coverage"))
 
     @property

@@ -21,7 +21,7 @@ from pytestqt.qtbot import QtBot
 
 from intentd.daemon import protocol
 from intentd.daemon.client import Client
-from intentd.daemon.testing import DaemonProcess, make_workspace
+from intentd.daemon.testing import DaemonProcess, make_intent, make_workspace, write_policy
 from intentd.gui.core import Core
 from intentd.gui.views.main_window import ACTIVITY, CHECKPOINTS, MainWindow
 from tests.gui.conftest import Agent
@@ -75,9 +75,13 @@ def daemon(short_dir: Path) -> Iterator[DaemonProcess]:
 
 @pytest.fixture
 def many_folders(short_dir: Path) -> Path:
-    files = {f"d{i:02d}/f{j:02d}.txt": f"{i} {j}\n" for i in range(FOLDERS) for j in range(FILES_EACH)}
-    return make_workspace(short_dir / "proj", files={"src/app.py": "print('hi')\n", **files}
-                          ).resolve()
+    files = {f"d{i:02d}/f{j:02d}.txt": f"{i} {j}\n"
+             for i in range(FOLDERS) for j in range(FILES_EACH)}
+    # Every folder in scope: a command may make folders inside one the watcher watches.
+    root = make_workspace(short_dir / "proj", make_intent(owned_scope=["**"]),
+                          files={"src/app.py": "print('hi')\n", **files})
+    write_policy(root, {"auto_approve": {"all_commands": True}})
+    return root.resolve()
 
 
 def listed_coverage(daemon: DaemonProcess, workspace: Path) -> dict[str, object]:
@@ -139,6 +143,36 @@ def test_unwatched_folders_are_said_in_the_tab_the_status_bar_and_the_activity_r
     qtbot.waitUntil(lambda: "unwatched folder" in written_row(), timeout=10000)
     assert "checkpoint by the watcher and a scan of" in written_row()
     assert "watch limit" in written_row()
+
+    # a command that makes folders past the limit: the status bar counts them once it is done,
+    # not only at the next checkpoint (the list the app loaded for this one is from before)
+    coverage = listed_coverage(daemon, many_folders)
+    before, listed = coverage["unwatched_count"], coverage["unwatched"]
+    assert isinstance(before, int) and isinstance(listed, list)
+    # the unwatched folders are listed sorted: one of ours before the last listed is watched
+    watched = next(f"d{i:02d}" for i in range(FOLDERS)
+                   if f"d{i:02d}" not in listed and f"d{i:02d}" < listed[-1])
+    with Client(daemon.socket_path, timeout=60) as client:
+        client.initialize("coverage-test")
+        sid = client.call(protocol.SESSIONS_OPEN, {"workspace": str(many_folders)})["session_id"]
+        client.call(protocol.TOOLS_CALL, {"session_id": sid, "tool": "select_active_intent",
+                                          "args": {"intent_id": "INT-1"}})
+        client.send(protocol.request(protocol.TOOLS_CALL, {
+            "session_id": sid, "tool": "execute_command",
+            "args": {"command": "sleep 1; mkdir n1 n2 n3 n4 n5", "cwd": watched}}, 7))
+        qtbot.waitUntil(lambda: "execute_command" in checkpoint_labels(window), timeout=10000)
+        assert status.text().endswith(f"scanning {before:,} unwatched folders")
+        done = client.read_message(30)
+        assert done.get("id") == 7 and done["result"]["result"]["ok"], done
+    after = listed_coverage(daemon, many_folders)["unwatched_count"]
+    assert after == before + 5
+    qtbot.waitUntil(lambda: status.text().endswith(f"scanning {after:,} unwatched folders"),
+                    timeout=10000)
+
+
+def checkpoint_labels(window: MainWindow) -> str:
+    model = window.checkpoints_pane.model
+    return " ".join(str(model.index(row, 2).data()) for row in range(model.rowCount()))
 
 
 def test_a_workspace_it_cannot_watch_at_all_is_scanned_whole_and_said_so(
