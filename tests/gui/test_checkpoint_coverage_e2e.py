@@ -144,8 +144,8 @@ def test_unwatched_folders_are_said_in_the_tab_the_status_bar_and_the_activity_r
     assert "checkpoint by the watcher and a scan of" in written_row()
     assert "watch limit" in written_row()
 
-    # a command that makes folders past the limit: the status bar counts them once it is done,
-    # not only at the next checkpoint (the list the app loaded for this one is from before)
+    # a command that makes folders past the limit: the status bar counts them as soon as it
+    # ends, not at the next call (the list loaded for the command's checkpoint predates them)
     coverage = listed_coverage(daemon, many_folders)
     before, listed = coverage["unwatched_count"], coverage["unwatched"]
     assert isinstance(before, int) and isinstance(listed, list)
@@ -159,9 +159,11 @@ def test_unwatched_folders_are_said_in_the_tab_the_status_bar_and_the_activity_r
                                           "args": {"intent_id": "INT-1"}})
         client.send(protocol.request(protocol.TOOLS_CALL, {
             "session_id": sid, "tool": "execute_command",
-            "args": {"command": "sleep 1; mkdir n1 n2 n3 n4 n5", "cwd": watched}}, 7))
+            "args": {"command": "until [ -e go ]; do sleep 0.05; done; mkdir n1 n2 n3 n4 n5",
+                     "cwd": watched}}, 7))
         qtbot.waitUntil(lambda: "execute_command" in checkpoint_labels(window), timeout=10000)
         assert status.text().endswith(f"scanning {before:,} unwatched folders")
+        (many_folders / watched / "go").write_text("")  # the command goes on
         done = client.read_message(30)
         assert done.get("id") == 7 and done["result"]["result"]["ok"], done
     after = listed_coverage(daemon, many_folders)["unwatched_count"]
