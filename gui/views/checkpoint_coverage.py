@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from html import escape
+import re
+from html import escape, unescape
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QProgressBar, QVBoxLayout, QWidget
@@ -85,7 +86,7 @@ class CoverageLine(QWidget):
             theme = colors()
             color = theme.ok if not coverage.blind_spots else theme.busy
             self.label.setStyleSheet(f"color: {color.name()}")
-            self.label.setAccessibleName(self.label.text())
+            self.label.setAccessibleName(unescape(re.sub(r"<[^>]+>", " ", self.label.text())))
         self.warm_up.setVisible(reading is not None)
         if reading is not None:
             done, total = reading
