@@ -151,3 +151,16 @@ def test_plan_mode_sessions_and_session_events(connect: Connect, workspace: Path
         agent.call(protocol.TOOLS_CALL, {"session_id": opened["session_id"], "tool": "read_file",
                                          "args": {"path": "README.md"}})
     assert time.monotonic() - started < 5
+
+
+def test_a_workspace_with_nothing_recorded_has_an_empty_ledger(connect: Connect,
+                                                               tmp_path: Path) -> None:
+    """Asking before anything was recorded (the app does, when it first opens a workspace)
+    is an empty answer, not an internal error."""
+    fresh = tmp_path / "fresh"
+    (fresh / ".orchestration").mkdir(parents=True)
+    client = connect("cli")
+    answer = client.call(protocol.LEDGER_QUERY, {"workspace": str(fresh)})
+    assert answer["entries"] == [] and answer["older"] is None
+    verified = client.call(protocol.LEDGER_VERIFY, {"workspace": str(fresh)})
+    assert verified["ok"], verified

@@ -119,6 +119,8 @@ def register(table: MethodTable, core: DaemonCore) -> None:
         except BadQuery as exc:
             raise bad_params(exc.param, exc.message) from None
         path = workspace_state_dir(workspace.root, core.engine.home) / "ledger.jsonl"
+        if not path.parent.is_dir():  # nothing recorded yet: a read must not create the folder
+            return {"entries": [], "older": None}
         # Through the ledger's index: the cost follows what is returned, not the ledger's size.
         page = await core.in_thread(lambda: ledger_index(path).query(query))
         return {"entries": page.entries, "older": page.older}
