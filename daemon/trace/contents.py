@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import stat
 import threading
 import zlib
 from collections import OrderedDict
@@ -31,14 +32,19 @@ class ContentStore:
     def keep(self, path: str) -> str | None:
         """The sha256 of the file at `path` (None when it does not exist), its text kept."""
         try:
-            with open(path, "rb") as handle:
-                if os.fstat(handle.fileno()).st_size > MAX_KEPT_BYTES:
-                    return sha256_file(path)
-                data = handle.read(MAX_KEPT_BYTES + 1)
-        except FileNotFoundError:
+            # O_NONBLOCK: a FIFO put where a file was expected must not hang the call
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+        except (FileNotFoundError, NotADirectoryError):
             return None
         except (IsADirectoryError, PermissionError):
             return sha256_file(path)
+        with os.fdopen(fd, "rb") as handle:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
+                return None  # as sha256_file: special files have no contents to keep
+            if info.st_size > MAX_KEPT_BYTES:
+                return sha256_file(path)
+            data = handle.read(MAX_KEPT_BYTES + 1)
         digest = hashlib.sha256(data).hexdigest()
         if len(data) <= MAX_KEPT_BYTES and b"\0" not in data[:BINARY_PROBE]:
             self.put(digest, data)
