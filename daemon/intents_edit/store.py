@@ -16,6 +16,7 @@ from intentd.daemon.engine.intents import IntentSet, parse_intents
 from intentd.daemon.engine.yamlfile import MAX_CONFIG_BYTES, ConfigError, Node, parse_yaml
 from intentd.daemon.intents_edit import edits
 from intentd.daemon.intents_edit.layout import LayoutError
+from intentd.daemon.tools.fileio import read_regular
 
 # Statuses an edit may set: the usual life of an intent, plus what the policy makes selectable.
 LIFECYCLE = ("PENDING", "IN_PROGRESS", "BLOCKED", "COMPLETED", "ABANDONED")
@@ -69,7 +70,7 @@ class IntentsFileEditor:
             raise EditRefused(f"{self.path} is a symbolic link; intentd edits only a plain file "
                               "(edit it by hand)")
         try:
-            return self.path.read_bytes()
+            return read_regular(self.path)
         except FileNotFoundError:
             return b""
         except OSError as exc:

@@ -32,6 +32,20 @@ def sha256_file(path: str) -> str | None:
     return digest.hexdigest()
 
 
+class NotRegular(OSError):
+    """The path is a FIFO, socket or device: it has no contents to read."""
+
+
+def read_regular(path: str | os.PathLike[str], limit: int = 64 * 1024 * 1024) -> bytes:
+    """The bytes of a regular file, at most `limit`. A FIFO, socket or device raises NotRegular
+    at once (never waits on it); a missing file raises FileNotFoundError as open() does."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise NotRegular(f"{os.fspath(path)} is not a regular file")
+        return handle.read(limit)
+
+
 def sha256_text(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from intentd.daemon.engine.ledger import segments
+from intentd.daemon.tools.fileio import read_regular
 from intentd.daemon.trace.contents import ContentStore
 from intentd.daemon.trace.lines import Hunk, line_count, split_lines, text_hunks
 
@@ -176,7 +177,7 @@ def _sha(data: bytes) -> str:
 
 def blame(ledger_path: Path, store: ContentStore, path: Path) -> list[BlameLine]:
     """Each line of the file at absolute `path` as it is now, with the call that last wrote it."""
-    current = path.read_bytes()
+    current = read_regular(path)  # a FIFO named by a caller must not hold a thread
     replay = _Replay(store)
     for write in writes_of(ledger_path, str(path)):
         replay.apply(write)

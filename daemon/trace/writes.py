@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from intentd.daemon.tools.fileio import read_regular
 from intentd.daemon.trace.contents import ContentStore
 from intentd.daemon.trace.lines import text_hunks
 
@@ -54,16 +55,16 @@ def git_revision(root: Path) -> str | None:
     """The commit HEAD names, read from the files (no git process on a call's path)."""
     git = root / ".git"
     try:
-        head = (git / "HEAD").read_text().strip()
+        head = read_regular(git / "HEAD", 4096).decode().strip()
         if not head.startswith("ref: "):
             return head or None
         ref = head[5:]
         ref_file = git / ref
         if ref_file.is_file():
-            return ref_file.read_text().strip() or None
-        for line in (git / "packed-refs").read_text().splitlines():
+            return read_regular(ref_file, 4096).decode().strip() or None
+        for line in read_regular(git / "packed-refs").decode().splitlines():
             if line.endswith(" " + ref):
                 return line.split(" ", 1)[0]
-    except OSError:
+    except (OSError, UnicodeDecodeError):
         return None
     return None

@@ -116,3 +116,14 @@ def test_fifos_in_searched_folders_never_stall_the_daemon(connect: Connect, ws: 
     for agent in agents:
         message = agent.read_message(timeout=10)
         assert message["result"]["result"]["ok"] and "src/z.py:1" in message["result"]["result"]["output"]
+
+
+def test_a_fifo_in_place_of_git_head_does_not_hold_a_write(engine: Engine, session: Any,
+                                                             ws: Path) -> None:
+    """The receipt names the git revision read from .git/HEAD; an agent's own shell can put a
+    FIFO there, which must not hang the call that reads it."""
+    (ws / ".git").mkdir(exist_ok=True)
+    os.mkfifo(ws / ".git" / "HEAD")
+    result = within(5, lambda: run(engine, session, "write_to_file", path="src/new.py",
+                                   content="x = 1\n"))
+    assert result.ok and (ws / "src" / "new.py").read_text() == "x = 1\n"
