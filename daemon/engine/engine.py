@@ -20,8 +20,8 @@ from intentd.daemon.engine.session import Mode, Session
 from intentd.daemon.engine.statedir import state_home, workspace_state_dir
 from intentd.daemon.engine.watcher import ConfigWatcher
 from intentd.daemon.engine.workspace import Workspace
-from intentd.daemon.grants.store import GrantBook
 from intentd.daemon.grants.model import grantable
+from intentd.daemon.grants.store import GrantBook
 from intentd.daemon.policy.hooks import run_post_hooks, run_pre_hooks
 from intentd.daemon.sandbox.calls import audited, request_for
 from intentd.daemon.sandbox.overlap import OverlapTracker, Running
