@@ -43,6 +43,6 @@ def test_sessions_sit_under_their_workspace_and_namesakes_are_told_apart(
 
 
 def test_workspace_labels_add_parents_only_where_names_clash() -> None:
-    assert protocol.workspace_labels(["/h/work/app", "/h/play/app", "/h/lib", "/a/x/y", "/b/x/y"]) == {
-        "/h/work/app": "work/app", "/h/play/app": "play/app", "/h/lib": "lib",
+    assert protocol.workspace_labels(["/p/client/app", "/p/own/app", "/p/lib", "/a/x/y", "/b/x/y"]) == {
+        "/p/client/app": "client/app", "/p/own/app": "own/app", "/p/lib": "lib",
         "/a/x/y": "a/x/y", "/b/x/y": "b/x/y"}
