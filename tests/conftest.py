@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
+from intentd.daemon.client import Client
 from intentd.daemon.engine.engine import Engine
-from intentd.daemon.testing import make_workspace
+from intentd.daemon.testing import DaemonProcess, make_workspace
 
 
 @pytest.fixture(autouse=True)
@@ -41,3 +42,26 @@ def engine(tmp_path: Path) -> Iterator[Engine]:
     eng = Engine(tmp_path / "state", checkpoints=False)
     yield eng
     eng.close()
+
+
+@pytest.fixture
+def daemon(short_dir: Path) -> Iterator[DaemonProcess]:
+    """A real daemon on a short socket path, its state in the same temp folder."""
+    with DaemonProcess(short_dir / "d.sock", short_dir / "state") as process:
+        yield process
+
+
+@pytest.fixture
+def connect(daemon: DaemonProcess) -> Iterator[Callable[[str], Client]]:
+    """connect(name): a client of the daemon, initialized under that client name."""
+    clients: list[Client] = []
+
+    def make(name: str = "test") -> Client:
+        client = Client(daemon.socket_path, timeout=30).connect()
+        client.initialize(name)
+        clients.append(client)
+        return client
+
+    yield make
+    for client in clients:
+        client.close()

@@ -16,7 +16,7 @@ from intentd.daemon.engine.intents import IntentSet, parse_intents
 from intentd.daemon.engine.yamlfile import MAX_CONFIG_BYTES, ConfigError, Node, parse_yaml
 from intentd.daemon.intents_edit import edits
 from intentd.daemon.intents_edit.layout import LayoutError
-from intentd.daemon.tools.fileio import read_regular
+from intentd.daemon.tools.fileio import fsync_dir, read_regular
 
 # Statuses an edit may set: the usual life of an intent, plus what the policy makes selectable.
 LIFECYCLE = ("PENDING", "IN_PROGRESS", "BLOCKED", "COMPLETED", "ABANDONED")
@@ -154,28 +154,16 @@ class IntentsFileEditor:
                 out.flush()
                 os.fsync(out.fileno())
             os.chmod(temp, mode)
-            if sha256_of(self._raw()) != base_sha256:  # saved by hand while this was prepared
-                raise self._conflict(sha256_of(self._raw()))
+            current = sha256_of(self._raw())
+            if current != base_sha256:  # saved by hand while this was prepared
+                raise self._conflict(current)
             os.replace(temp, self.path)
         except OSError as exc:
             raise EditRefused(f"cannot write {self.path}: {exc.strerror or exc}") from None
         finally:
             if os.path.exists(temp):
                 os.unlink(temp)
-        _sync_folder(folder)
-
-
-def _sync_folder(folder: Path) -> None:
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+        fsync_dir(folder)
 
 
 # -- the edits a person can make -----------------------------------------------------------------

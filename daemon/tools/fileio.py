@@ -123,7 +123,7 @@ def atomic_write(path: str, text: str, mode: int | None = None) -> None:
         except FileNotFoundError:
             pass
         raise
-    _fsync_dir(folder)
+    fsync_dir(folder)
 
 
 def _existing_mode(path: str) -> int | None:
@@ -133,7 +133,8 @@ def _existing_mode(path: str) -> int | None:
         return None
 
 
-def _fsync_dir(folder: str) -> None:
+def fsync_dir(folder: str | os.PathLike[str]) -> None:
+    """Make a rename in `folder` durable; best effort (some file systems refuse it)."""
     try:
         fd = os.open(folder, os.O_RDONLY)
     except OSError:

@@ -39,12 +39,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 @pytest.fixture
-def daemon(short_dir: Path) -> Iterator[DaemonProcess]:
-    with DaemonProcess(short_dir / "d.sock", short_dir / "state") as process:
-        yield process
-
-
-@pytest.fixture
 def fake_daemon(short_dir: Path) -> Iterator[FakeDaemon]:
     """An in-process stand-in for the daemon, for exact control of what it says and when.
 

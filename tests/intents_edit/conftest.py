@@ -44,12 +44,6 @@ active_intents:   # every intent the agents may select
 
 
 @pytest.fixture
-def daemon(short_dir: Path) -> Iterator[DaemonProcess]:
-    with DaemonProcess(short_dir / "d.sock", short_dir / "state") as process:
-        yield process
-
-
-@pytest.fixture
 def person(daemon: DaemonProcess) -> Iterator[Client]:
     """The test process is on the person's side: it did not come from intentd or an agent."""
     client = Client(daemon.socket_path, timeout=30).connect()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +11,7 @@ import pytest
 
 from intentd.daemon import protocol
 from intentd.daemon.client import Client
-from intentd.daemon.testing import DaemonProcess, make_intent, make_workspace
+from intentd.daemon.testing import make_intent, make_workspace
 from tests.server.helpers import Background, open_session, wait_notification
 
 FILES = {"src/app.py": "print('hi')\n", "src/old.txt": "old notes\n", "docs/guide.md": "# guide\n",
@@ -27,27 +27,6 @@ def git_workspace(root: Path, scope: list[str], policy: dict[str, Any] | None = 
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
     return git_workspace(tmp_path / "ws", ["src/**"])
-
-
-@pytest.fixture
-def daemon(short_dir: Path) -> Iterator[DaemonProcess]:
-    with DaemonProcess(short_dir / "d.sock", short_dir / "state") as process:
-        yield process
-
-
-@pytest.fixture
-def connect(daemon: DaemonProcess) -> Iterator[Callable[[str], Client]]:
-    clients: list[Client] = []
-
-    def make(name: str = "test") -> Client:
-        client = Client(daemon.socket_path, timeout=30).connect()
-        client.initialize(name)
-        clients.append(client)
-        return client
-
-    yield make
-    for client in clients:
-        client.close()
 
 
 Connect = Callable[[str], Client]

@@ -14,12 +14,6 @@ EDITS_UNASKED = {"auto_approve": {"edit": True, "max_consecutive": 1000}}
 
 
 @pytest.fixture
-def daemon(short_dir: Path) -> Iterator[DaemonProcess]:
-    with DaemonProcess(short_dir / "d.sock", short_dir / "state") as process:
-        yield process
-
-
-@pytest.fixture
 def client(daemon: DaemonProcess) -> Iterator[Client]:
     with Client(daemon.socket_path, timeout=20) as connected:
         connected.initialize("trace-test")

@@ -2,18 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from intentd.daemon.testing import DaemonProcess, make_intent, make_workspace
-
-
-@pytest.fixture
-def daemon(short_dir: Path) -> Iterator[DaemonProcess]:
-    with DaemonProcess(short_dir / "d.sock", short_dir / "state") as process:
-        yield process
+from intentd.daemon.testing import make_intent, make_workspace
 
 
 @pytest.fixture
