@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 MAX_WORDS = 256  # words one brace expression may become before the analysis gives up
+BLANKS = (" ", "\t", "\n")
+BLANKS_AND_CLOSE = (*BLANKS, "}")
 MAX_BRACES = 64  # unquoted `{` in one word: each may cost a scan of the word, so few are followed
 
 
@@ -78,10 +82,11 @@ def _any_comma(inner: str) -> bool:
     return False
 
 
-def _unquoted_opening_braces(raw: str) -> list[int]:
-    positions: list[int] = []
+def _unquoted(raw: str, start: int) -> Iterator[tuple[int, str]]:
+    """The characters of `raw` from `start` that stand outside quotes and are not escaped, with
+    their positions (the quote characters themselves are not given)."""
     quote = ""
-    index = 0
+    index = start
     while index < len(raw):
         char = raw[index]
         if char == "\\" and quote != "'":
@@ -91,28 +96,27 @@ def _unquoted_opening_braces(raw: str) -> list[int]:
             quote = "" if char == quote else quote
         elif char in "'\"":
             quote = char
-        elif char == "{" and not (index and raw[index - 1] == "$"):
-            positions.append(index)
+        else:
+            yield index, char
         index += 1
-    return positions
+
+
+def _unquoted_opening_braces(raw: str) -> list[int]:
+    """Where a brace expression may start. Like bash, not at `${`, and not at a `{` that
+    starts the word (or follows a blank) and is followed by a blank or `}` (`{}` of find)."""
+    return [index for index, char in _unquoted(raw, 0)
+            if char == "{" and not (index and raw[index - 1] == "$")
+            and not ((index == 0 or raw[index - 1] in BLANKS)
+                     and raw[index + 1:index + 2] in BLANKS_AND_CLOSE)]
 
 
 def _closing(raw: str, start: int) -> tuple[int, list[int], bool]:
     """The `}` that closes the brace at `start` for bash (-1 if none), its top-level commas,
     and whether it has a top-level `..` that is not right before a `}`."""
-    depth, quote, dots = 0, "", False
+    depth, dots = 0, False
     commas: list[int] = []
-    index = start + 1
-    while index < len(raw):
-        char = raw[index]
-        if char == "\\" and quote != "'":
-            index += 2
-            continue
-        if quote:
-            quote = "" if char == quote else quote
-        elif char in "'\"":
-            quote = char
-        elif char == "{":
+    for index, char in _unquoted(raw, start + 1):
+        if char == "{":
             depth += 1
         elif char == "}" and depth:
             depth -= 1
@@ -122,7 +126,6 @@ def _closing(raw: str, start: int) -> tuple[int, list[int], bool]:
             commas.append(index)
         elif raw.startswith("..", index) and depth == 0 and raw[index + 2:index + 3] != "}":
             dots = True
-        index += 1
     return -1, [], False
 
 

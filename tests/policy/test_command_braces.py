@@ -52,3 +52,9 @@ def test_examples_from_the_issue() -> None:
                 "{../.env{,}}", "{..{a,b}}", "{a{b,c}..}", "x{a..b{,}}y", "{..a}",
                 "{..}\\{a,b}", "{a}x,y}", "{a},{b}", "{.e}nv,x}"):
         assert ours(raw) == bash_words(raw)
+
+
+def test_a_word_that_starts_with_an_empty_pair_is_not_expanded() -> None:
+    """bash leaves `{}` at the start of a word alone (find's `{}`), but not after a letter."""
+    for raw in ("{},}", "{},.env}", "{}{a,b}", "x{},a}y", "{{},a}", "{a,{}}"):
+        assert ours(raw) == bash_words(raw), raw
