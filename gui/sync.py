@@ -88,29 +88,36 @@ class StateSync(QObject):
         """intents/list (which makes the daemon load the workspace), ledger and checkpoints."""
         self._requested.add(path)
         self._ask(protocol.INTENTS_LIST, {"workspace": path},
-                  lambda r: self._on_intents_list(path, r))
+                  lambda r: self._on_intents_list(path, r), workspace=path)
         self._ask(protocol.LEDGER_QUERY, {"workspace": path, "limit": LEDGER_LIMIT},
-                  lambda r: self._on_ledger_query(path, r))
+                  lambda r: self._on_ledger_query(path, r), workspace=path)
         self.load_checkpoints(path)
 
     def load_checkpoints(self, path: str) -> None:
         self._ask(protocol.CHECKPOINTS_LIST, {"workspace": path},
-                  lambda r: self._on_checkpoints_list(path, r))
+                  lambda r: self._on_checkpoints_list(path, r), workspace=path)
 
     def load_settings(self, path: str) -> None:
         self._ask(protocol.SETTINGS_GET, {"workspace": path},
                   lambda r: self.workspaces.set_settings(path, r))
 
     def _ask(self, method: str, params: dict[str, Any],
-             on_result: Callable[[dict[str, Any]], None]) -> None:
+             on_result: Callable[[dict[str, Any]], None], workspace: str | None = None) -> None:
         """Send a request of the load; `loaded` waits for its answer. Exactly one of the two
-        callbacks runs, later, even when the request could not be sent."""
+        callbacks runs, later, even when the request could not be sent.
+
+        An answer about `workspace` that comes in after a reload which no longer asked for it
+        is dropped: the daemon answers concurrently, so it may arrive after the reload's
+        workspaces/list, and must not bring back a workspace that list left out.
+        """
         load = self._load
         self._outstanding += 1
 
         def done(result: Any) -> None:
             try:
-                if isinstance(result, dict):
+                stale = (workspace is not None and load != self._load
+                         and workspace not in self._requested)
+                if isinstance(result, dict) and not stale:
                     on_result(result)
             finally:
                 self._answered(load)

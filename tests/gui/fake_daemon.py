@@ -30,6 +30,8 @@ class FakeDaemon(QObject):
         self.requests: list[dict[str, Any]] = []
         self.clients: list[QLocalSocket] = []
         self.silent: set[str] = set()  # methods left unanswered
+        self.held: set[str] = set()  # methods answered only at release(), after later ones
+        self._holding: list[tuple[QLocalSocket, dict[str, Any]]] = []
         self.server = QLocalServer(self)
         self.server.newConnection.connect(self._on_server_new_connection)
 
@@ -69,8 +71,18 @@ class FakeDaemon(QObject):
             buffer[:] = rest
             request = json.loads(line)
             self.requests.append(request)
-            if request["method"] not in self.silent:
+            if request["method"] in self.held:
+                self._holding.append((client, request))
+            elif request["method"] not in self.silent:
                 client.write(protocol.encode(self._answer(request)))
+
+    def release(self) -> None:
+        """Answer the held requests now, in the order they came (as a daemon that answers
+        concurrently may: after requests sent later)."""
+        self.held.clear()
+        holding, self._holding = self._holding, []
+        for client, request in holding:
+            client.write(protocol.encode(self._answer(request)))
 
     def _answer(self, request: dict[str, Any]) -> dict[str, Any]:
         method, params = request["method"], request.get("params") or {}

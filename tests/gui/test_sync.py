@@ -12,7 +12,7 @@ from intentd.daemon import protocol
 from intentd.gui.connection import ConnectionState
 from intentd.gui.core import Core
 from tests.gui.factories import approval_json, intent_json, ledger_json
-from tests.gui.fake_daemon import FakeDaemon, loading_handlers
+from tests.gui.fake_daemon import FakeDaemon, caught_up, loading_handlers
 
 WS = "/w/proj"
 
@@ -151,3 +151,24 @@ def test_an_intents_change_updates_the_warnings(core: Core, fake: FakeDaemon,
     assert workspace is not None
     qtbot.waitUntil(lambda: workspace.warnings == [warning])
     assert [i.id for i in workspace.intents] == ["INT-1", "INT-2"]
+
+
+def test_a_late_answer_of_an_earlier_load_does_not_bring_back_a_dropped_workspace(
+        fake: FakeDaemon, qtbot: QtBot) -> None:
+    gone = "/w/deleted-since"
+    listed = [WS, gone]
+    fake.handlers[protocol.WORKSPACES_LIST] = lambda p: {"workspaces": [
+        {"workspace": w, "sessions": 1, "pending": 0, "errors": []} for w in listed]}
+    fake.held.add(protocol.INTENTS_LIST)
+    core = Core.create(fake.path)
+    core.connection.open()
+    qtbot.waitUntil(lambda: gone in core.workspaces)
+    caught_up(qtbot, core.connection)
+    listed.remove(gone)  # the folder is deleted; the person presses F5
+    core.sync.reload()
+    qtbot.waitUntil(lambda: gone not in core.workspaces)
+    with qtbot.waitSignal(core.sync.loaded, timeout=5000):
+        fake.release()  # the first load's intents/list answers come in last
+    caught_up(qtbot, core.connection)
+    assert gone not in core.workspaces.paths() and WS in core.workspaces.paths()
+    core.connection.close()
