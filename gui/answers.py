@@ -10,14 +10,14 @@ from PySide6.QtCore import QObject, Signal
 
 from intentd.daemon import protocol
 from intentd.gui.connection import DaemonConnection, RpcFailure
-from intentd.gui.state.approvals import ApprovalQueue
+from intentd.gui.state.approvals import PendingApprovals
 
 
 class AnswerCommands(QObject):
     answered = Signal(object, object)  # the ids the daemon answered, and its whole answer
     not_taken = Signal(object, str)  # the ids that still wait, and why
 
-    def __init__(self, connection: DaemonConnection, approvals: ApprovalQueue,
+    def __init__(self, connection: DaemonConnection, approvals: PendingApprovals,
                  parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.connection, self.approvals = connection, approvals

@@ -12,7 +12,7 @@ from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
 from intentd.daemon import protocol
-from intentd.gui.core import Core
+from intentd.gui.app_core import AppCore
 from intentd.gui.icon import app_icon
 from intentd.gui.tray import TrayNotifier
 from intentd.gui.views.main_window import MainWindow
@@ -39,7 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
 class Screenshot:
     """Saves the window once the state has loaded, then quits (exit code 1 on a timeout)."""
 
-    def __init__(self, app: QApplication, window: MainWindow, core: Core, path: Path,
+    def __init__(self, app: QApplication, window: MainWindow, core: AppCore, path: Path,
                  timeout_s: float) -> None:
         self.app, self.window, self.core, self.path = app, window, core, path
         core.sync.loaded.connect(self._on_sync_loaded)
@@ -79,7 +79,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     app.setWindowIcon(app_icon())
     socket_path = args.socket or protocol.default_socket_path()
     workspace = os.path.realpath(args.workspace) if args.workspace else None
-    core = Core.create(socket_path, [workspace] if workspace else [], app)
+    core = AppCore.create(socket_path, [workspace] if workspace else [], app)
     window = MainWindow(core, preferred_workspace=workspace)
     screenshot = None
     if args.screenshot:

@@ -8,7 +8,7 @@ from PySide6.QtCore import QObject, Signal
 
 from intentd.daemon import protocol
 from intentd.gui.connection import DaemonConnection, RpcFailure
-from intentd.gui.state.approvals import ApprovalQueue
+from intentd.gui.state.approvals import PendingApprovals
 from intentd.gui.state.records import FileDiff
 from intentd.gui.state.workspaces import WorkspaceRegistry
 
@@ -24,7 +24,7 @@ class DaemonCommands(QObject):
     checkpoint_restored = Signal(str, object)  # checkpoint id, the restore result (dict)
     command_failed = Signal(str)  # a human-readable message
 
-    def __init__(self, connection: DaemonConnection, approvals: ApprovalQueue,
+    def __init__(self, connection: DaemonConnection, approvals: PendingApprovals,
                  workspaces: WorkspaceRegistry, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.connection = connection

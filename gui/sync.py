@@ -16,7 +16,7 @@ from intentd.gui.connection import (
     RpcFailure,
 )
 from intentd.gui.state.activity import ActivityLog
-from intentd.gui.state.approvals import ApprovalQueue
+from intentd.gui.state.approvals import PendingApprovals
 from intentd.gui.state.coverage import CheckpointCoverage
 from intentd.gui.state.records import (
     Approval,
@@ -37,7 +37,7 @@ class StateSync(QObject):
     loaded = Signal()  # everything asked for after a (re)connect has been answered
     request_failed = Signal(str)  # a human-readable message
 
-    def __init__(self, connection: DaemonConnection, approvals: ApprovalQueue,
+    def __init__(self, connection: DaemonConnection, approvals: PendingApprovals,
                  workspaces: WorkspaceRegistry, activity: ActivityLog,
                  extra_workspaces: list[str] | None = None,
                  parent: QObject | None = None) -> None:

@@ -6,14 +6,14 @@ from PySide6.QtCore import QObject, QTimer
 from PySide6.QtWidgets import QApplication, QMenu, QSystemTrayIcon, QWidget
 
 from intentd.gui.icon import app_icon
-from intentd.gui.state.approvals import ApprovalQueue
+from intentd.gui.state.approvals import PendingApprovals
 from intentd.gui.state.records import Approval, workspace_name
 
 
 class TrayNotifier(QObject):
     """Without a system tray (offscreen, some desktops) the window title and an alert stand in."""
 
-    def __init__(self, window: QWidget, approvals: ApprovalQueue,
+    def __init__(self, window: QWidget, approvals: PendingApprovals,
                  parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.window = window

@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 
 from intentd.daemon.engine.intents import INTENTS_FILE, load_intents
-from intentd.daemon.engine.yamlfile import ConfigError
 from intentd.daemon.tools.meta import intent_context
+from intentd.daemon.utils.yamlfile import ConfigError
 
 
 def find_intents_file(start: Path) -> Path | None:

@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from intentd.daemon.engine.statedir import state_home
+from intentd.daemon.utils.statedir import state_home
 
 MAX_PENDING = 200  # authorized calls never reported (Claude Code crashed): oldest dropped first
 LOCK_POLL_SECONDS = 0.02

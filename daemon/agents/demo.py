@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 import sys
 import tempfile
@@ -12,7 +13,6 @@ from typing import Any, TextIO
 from intentd.daemon.agents.approval_watch import ApprovalWatcher, announce, approve_as
 from intentd.daemon.agents.calls import CallResult, preview
 from intentd.daemon.agents.gateway import Gateway, GatewayError, open_gateway
-from intentd.daemon.testing import make_workspace
 
 INTENT = {"id": "DEMO-1", "name": "Add a greeting module", "status": "IN_PROGRESS",
           "owned_scope": ["src/**"], "constraints": ["Keep the greeting in English."],
@@ -23,12 +23,22 @@ SCRIPT = "the demo script"
 
 
 def make_demo_workspace(root: Path) -> Path:
-    made: Path = make_workspace(
-        root, INTENT, {**INTENT, "id": "DEMO-0", "name": "An old task", "status": "COMPLETED"},
-        policy={"auto_approve": {"read": True, "edit": False},
-                "repetition": {"limit": REPETITION_LIMIT}},
-        files={"src/app.py": "print('app')\n", "README.md": "# demo workspace\n"})
-    return made
+    """The demo's workspace: the intent it works on, an old completed one, a policy, two files."""
+    old = {**INTENT, "id": "DEMO-0", "name": "An old task", "status": "COMPLETED"}
+    policy = {"auto_approve": {"read": True, "edit": False},
+              "repetition": {"limit": REPETITION_LIMIT}}
+    files = {
+        ".orchestration/active_intents.yaml": json.dumps({"active_intents": [INTENT, old]},
+                                                         indent=2),
+        ".orchestration/policy.yaml": json.dumps(policy, indent=2),  # JSON is YAML too
+        "src/app.py": "print('app')\n",
+        "README.md": "# demo workspace\n",
+    }
+    for relative, text in files.items():
+        path = root / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text + ("" if text.endswith("\n") else "\n"))
+    return root
 
 
 class Demo:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from .dirty import DirtySnapshot, DirtyTracker
 from .errors import InvalidPath
-from .ignore import IgnoreRules, rules_digest
+from .ignore import CheckpointIgnore, rules_digest
 from .inotify_tracker import InotifyTracker
 from .manifest import Row
 from .paths import in_git_dir, normalize
@@ -41,7 +41,7 @@ class Capture:
 class Capturer:
     """Builds a Capture from the tracker's snapshot, falling back to a full scan when it is unsure."""
 
-    def __init__(self, root: str, rules: IgnoreRules, recorder: Recorder,
+    def __init__(self, root: str, rules: CheckpointIgnore, recorder: Recorder,
                  tracker: InotifyTracker | DirtyTracker | None) -> None:
         self._root = root
         self._rules = rules

@@ -10,8 +10,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from intentd.daemon.engine.statedir import checkpoints_dir
 from intentd.daemon.policy.ignore import load_ignore_rules
+from intentd.daemon.utils.statedir import checkpoints_dir
 
 from .errors import CheckpointError, UnknownCheckpoint, WorkspaceMissing
 

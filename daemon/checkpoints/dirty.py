@@ -80,7 +80,7 @@ class DirtyTracker:
 
     def __init__(self, root: str, barrier_dir: str,
                  skipped_dir: Callable[[str], bool] = in_git_dir) -> None:
-        """skipped_dir: folders whose changes never matter (IgnoreRules.skipped_dir); it runs on
+        """skipped_dir: folders whose changes never matter (CheckpointIgnore.skipped_dir); it runs on
         watchdog's thread, so it must not touch the file system."""
         self._root = root
         self._barrier_dir = barrier_dir

@@ -104,7 +104,7 @@ def policy_key(rules: PolicyRules) -> str:
     return hashlib.sha1(text.encode("utf-8", "surrogateescape")).hexdigest() if text else ""
 
 
-class IgnoreRules:
+class CheckpointIgnore:
     """Answers "is this path ignored?" the way git would, plus `.git` folders, skipped folders and
     the caller's extra rule, which wins over git's `!` re-includes. Global git excludes
     (core.excludesFile) are not read.

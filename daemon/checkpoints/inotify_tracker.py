@@ -58,7 +58,7 @@ class InotifyTracker:
     """Collects changed paths under root; `coverage()` says what it cannot see."""
 
     def __init__(self, root: str, skipped_dir: Callable[[str], bool] = in_git_dir) -> None:
-        """skipped_dir: folders whose changes never matter (IgnoreRules.skipped_dir); never watched."""
+        """skipped_dir: folders whose changes never matter (CheckpointIgnore.skipped_dir); never watched."""
         self._root = root
         self._skipped_dir = skipped_dir
         self._lock = threading.Lock()

@@ -17,7 +17,7 @@ from dulwich.object_store import DiskObjectStore
 from dulwich.objects import Blob
 from dulwich.repo import Repo
 
-from intentd.daemon.engine.statedir import PRIVATE_DIR, make_tree_private
+from intentd.daemon.utils.statedir import PRIVATE_DIR, make_tree_private
 
 from .errors import CorruptStore, DiskFull
 

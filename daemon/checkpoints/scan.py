@@ -6,7 +6,7 @@ import os
 from dataclasses import dataclass, field
 from stat import S_ISLNK, S_ISREG
 
-from .ignore import Frame, IgnoreRules
+from .ignore import CheckpointIgnore, Frame
 
 
 @dataclass
@@ -18,7 +18,7 @@ class ScanResult:
     gitignores: list[tuple[str, int, int]] = field(default_factory=list)
 
 
-def scan(root: str, rules: IgnoreRules, folder: str = "") -> ScanResult:
+def scan(root: str, rules: CheckpointIgnore, folder: str = "") -> ScanResult:
     """Walk `folder` ('' = the whole workspace) without following symlinks, pruning ignored folders,
     `.git` folders (of any nested repository too) and the store. Vanishing entries are skipped."""
     result = ScanResult()
@@ -36,7 +36,7 @@ def scan(root: str, rules: IgnoreRules, folder: str = "") -> ScanResult:
 
 def _scan_dir(
     root: str,
-    rules: IgnoreRules,
+    rules: CheckpointIgnore,
     rel_dir: str,
     parent: Frame,
     stack: list[tuple[str, Frame]],

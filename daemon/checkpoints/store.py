@@ -15,7 +15,7 @@ from typing import Literal, Self
 
 from dulwich.objects import Blob
 
-from intentd.daemon.engine.statedir import checkpoints_dir, ensure_private, make_tree_private
+from intentd.daemon.utils.statedir import checkpoints_dir, ensure_private, make_tree_private
 
 from . import inotify
 from .capture import Capture, Capturer
@@ -27,7 +27,7 @@ from .errors import (
     UnknownCheckpoint,
     WorkspaceMissing,
 )
-from .ignore import IgnoreRules, PolicyRules, policy_key
+from .ignore import CheckpointIgnore, PolicyRules, policy_key
 from .inotify_tracker import InotifyTracker
 from .lock import StoreLock
 from .manifest import Draft, Manifest, Row
@@ -450,8 +450,8 @@ def _make_tracker(root: str, barrier_dir: str, skipped_dir: Callable[[str], bool
     return DirtyTracker(root, barrier_dir, skipped_dir)
 
 
-def _ignore_rules(root: str, policy: Callable[[], PolicyRules] | None, skip: list[str]) -> IgnoreRules:
+def _ignore_rules(root: str, policy: Callable[[], PolicyRules] | None, skip: list[str]) -> CheckpointIgnore:
     """The store's ignore rules: git's, plus the workspace's policy as it is at each call."""
     if policy is None:
-        return IgnoreRules(root, None, skip)
-    return IgnoreRules(root, lambda rel: policy().ignores(rel), skip, lambda: policy_key(policy()))
+        return CheckpointIgnore(root, None, skip)
+    return CheckpointIgnore(root, lambda rel: policy().ignores(rel), skip, lambda: policy_key(policy()))

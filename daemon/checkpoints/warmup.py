@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from dulwich.objects import Blob
 
-from .ignore import IgnoreRules
+from .ignore import CheckpointIgnore
 from .objects import PACK_CHUNK_BYTES, make_blob
 from .recorder import Recorder
 from .scan import scan
@@ -22,7 +22,7 @@ Progress = Callable[[int, int], None]  # (files read, files in all)
 PROGRESS_EVERY = 2_000
 
 
-def prehash(root: str, rules: IgnoreRules, recorder: Recorder, put: Callable[[list[Blob]], object],
+def prehash(root: str, rules: CheckpointIgnore, recorder: Recorder, put: Callable[[list[Blob]], object],
             stop: threading.Event, progress: Progress | None = None) -> dict[str, Entry]:
     """Every non-ignored file's entry, its content stored through put (in chunks); empty when
     stopped. Entries whose stat cannot vouch for them later (racily new) are left out."""

@@ -6,11 +6,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from intentd.daemon.engine.intents import Intent
-from intentd.daemon.engine.paths import PathRefused, ResolvedPath, resolve
 from intentd.daemon.engine.session import Session
 from intentd.daemon.engine.workspace import WorkspaceConfig
-from intentd.daemon.policy.command_rules import CommandVerdict, decide_command
+from intentd.daemon.policy.command.rules import CommandVerdict, decide_command
 from intentd.daemon.tools.base import Tool, ToolKind
+from intentd.daemon.utils.paths import PathRefused, ResolvedPath, resolve
 
 
 @dataclass

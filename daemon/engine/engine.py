@@ -17,7 +17,6 @@ from intentd.daemon.engine.ledger import Ledger, LedgerUnwritable
 from intentd.daemon.engine.pipeline import Pipeline, recheck_stages
 from intentd.daemon.engine.receipts import receipt
 from intentd.daemon.engine.session import Mode, Session
-from intentd.daemon.engine.statedir import state_home, workspace_state_dir
 from intentd.daemon.engine.watcher import ConfigWatcher
 from intentd.daemon.engine.workspace import Workspace
 from intentd.daemon.grants.model import grantable
@@ -29,6 +28,7 @@ from intentd.daemon.tools.anchor import Anchor, hold_anchors, release
 from intentd.daemon.tools.base import ToolContext, ToolFailed, ToolKind, ToolResult
 from intentd.daemon.tools.fileio import sha256_file
 from intentd.daemon.trace.recording import CallTracing
+from intentd.daemon.utils.statedir import state_home, workspace_state_dir
 
 log = logging.getLogger(__name__)
 EventSink = Callable[[str, dict[str, Any]], None]
@@ -370,7 +370,7 @@ class Engine:
     def checkpoint_store(self, workspace: Workspace) -> Any:
         """The workspace's checkpoint store, opened on first use."""
         from intentd.daemon.checkpoints import CheckpointStore
-        from intentd.daemon.engine.statedir import checkpoints_dir
+        from intentd.daemon.utils.statedir import checkpoints_dir
 
         with self._lock:
             store = self._stores.get(workspace.root_str)

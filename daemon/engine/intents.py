@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from intentd.daemon.engine.yamlfile import ConfigError, ConfigErrors, Node, expect, load_yaml, string_list
 from intentd.daemon.policy.globs import PatternList
+from intentd.daemon.utils.yamlfile import ConfigError, ConfigErrors, Node, expect, load_yaml, string_list
 
 INTENTS_FILE = Path(".orchestration") / "active_intents.yaml"
 KNOWN_KEYS = ("id", "name", "status", "owned_scope", "constraints", "acceptance_criteria")

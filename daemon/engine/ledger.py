@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from intentd.daemon.engine.statedir import ensure_private
+from intentd.daemon.utils.statedir import ensure_private
 
 MAX_ARG_CHARS = 200  # the ledger keeps digests of large arguments, not their content
 ROTATE_BYTES = 64 * 1024 * 1024

@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from intentd.daemon.engine.intents import INTENTS_FILE, IntentSet, load_intents
-from intentd.daemon.engine.paths import folds_case
-from intentd.daemon.engine.yamlfile import ConfigError
 from intentd.daemon.policy.config import POLICY_FILE, SAFEST_POLICY, Policy, load_policy
 from intentd.daemon.policy.ignore import IgnoreRules, load_ignore_rules
+from intentd.daemon.utils.paths import folds_case
+from intentd.daemon.utils.yamlfile import ConfigError
 
 log = logging.getLogger(__name__)
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from intentd.daemon.engine.context import CallContext
-from intentd.daemon.policy.command_types import SimpleCommand
+from intentd.daemon.policy.command.types import SimpleCommand
 from intentd.daemon.policy.globs import PatternList
 from intentd.daemon.tools.base import ToolKind
 

@@ -9,8 +9,8 @@ import threading
 from pathlib import Path
 
 from intentd.daemon.engine.context import CallContext
-from intentd.daemon.engine.statedir import ensure_private, workspace_state_dir
 from intentd.daemon.grants.model import SESSION, Grant
+from intentd.daemon.utils.statedir import ensure_private, workspace_state_dir
 
 log = logging.getLogger(__name__)
 MAX_GRANTS = 500  # per workspace: beyond it the oldest go (a person never makes this many)

@@ -7,8 +7,8 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from intentd.daemon.engine.yamlfile import ConfigError, Node, expect, load_yaml, string_list
-from intentd.daemon.policy.command_rules import CommandRules
+from intentd.daemon.policy.command.rules import CommandRules
+from intentd.daemon.utils.yamlfile import ConfigError, Node, expect, load_yaml, string_list
 
 POLICY_FILE = Path(".orchestration") / "policy.yaml"
 

@@ -35,7 +35,7 @@ def load_ignore_rules(root: Path, fold_case: bool | None = None) -> IgnoreRules:
     """Read every ignore file present under `root`. Unreadable files raise OSError.
     `fold_case` None: probe whether `root` folds case."""
     if fold_case is None:
-        from intentd.daemon.engine.paths import folds_case
+        from intentd.daemon.utils.paths import folds_case
 
         fold_case = folds_case(str(root))
     sources: list[str] = []

@@ -18,7 +18,7 @@ from intentd.daemon.engine.engine import Evaluation
 from intentd.daemon.engine.ledger import summarize_args
 from intentd.daemon.engine.preview import proposed_diff
 from intentd.daemon.server.events import EventBus
-from intentd.daemon.server.rpc import RpcError
+from intentd.daemon.server.rpc import MethodError
 
 _ids = itertools.count(1)
 HANDED_OFF = "handed_off"  # the resolution of a call given to the agent's own prompt
@@ -102,7 +102,7 @@ class ApprovalQueue:
                 self.respond(approval_id, approve, feedback, by)
                 answered.append(approval_id)
         if not answered:
-            raise RpcError(protocol.UNKNOWN_APPROVAL, f"approval {approval_ids[0]!r} does not "
+            raise MethodError(protocol.UNKNOWN_APPROVAL, f"approval {approval_ids[0]!r} does not "
                            "exist or was already answered" if len(approval_ids) == 1 else
                            "none of those approvals still waits: each was already answered or "
                            "withdrawn")
@@ -120,7 +120,7 @@ class ApprovalQueue:
     def get(self, approval_id: str) -> Approval:
         approval = self.pending.get(approval_id)
         if approval is None:
-            raise RpcError(protocol.UNKNOWN_APPROVAL, f"approval {approval_id!r} does not exist "
+            raise MethodError(protocol.UNKNOWN_APPROVAL, f"approval {approval_id!r} does not exist "
                                                       "or was already answered")
         return approval
 
@@ -135,7 +135,7 @@ class ApprovalQueue:
         approval = self.pending.pop(approval_id, None)
         if approval is None or approval.future.done():
             if strict:
-                raise RpcError(protocol.UNKNOWN_APPROVAL, f"approval {approval_id!r} does not exist "
+                raise MethodError(protocol.UNKNOWN_APPROVAL, f"approval {approval_id!r} does not exist "
                                                           "or was already answered")
             return
         approval.future.set_result(answer)

@@ -13,15 +13,15 @@ from intentd.daemon import protocol
 from intentd.daemon.engine.decision import Decision, Verdict
 from intentd.daemon.engine.engine import Engine, Evaluation
 from intentd.daemon.engine.session import Session
-from intentd.daemon.engine.statedir import workspace_state_dir
 from intentd.daemon.engine.workspace import Workspace, WorkspaceConfig
 from intentd.daemon.policy.config import AutoApprove
 from intentd.daemon.policy.hooks import kill_running_hooks
 from intentd.daemon.server.approvals import HANDED_OFF, Answer, ApprovalQueue, handed_off
 from intentd.daemon.server.events import EventBus
-from intentd.daemon.server.rpc import Params, RpcError
+from intentd.daemon.server.rpc import MethodError, Params
 from intentd.daemon.server.threads import ToolThreads
 from intentd.daemon.server.trust_gate import TrustGate
+from intentd.daemon.utils.statedir import workspace_state_dir
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +44,7 @@ class DaemonCore:
         session_id = params.text("session_id")
         session = self.engine.sessions.get(session_id)
         if session is None:
-            raise RpcError(protocol.UNKNOWN_SESSION, f"session {session_id!r} is not open")
+            raise MethodError(protocol.UNKNOWN_SESSION, f"session {session_id!r} is not open")
         return session
 
     def workspace(self, params: Params, name: str = "workspace") -> Workspace:
@@ -55,7 +55,7 @@ class DaemonCore:
         try:
             workspace = self.engine.workspace(path)
         except OSError as exc:
-            raise RpcError(protocol.UNKNOWN_WORKSPACE, str(exc), {"param": name}) from None
+            raise MethodError(protocol.UNKNOWN_WORKSPACE, str(exc), {"param": name}) from None
         self.watch(workspace)
         return workspace
 
@@ -79,7 +79,7 @@ class DaemonCore:
         if ev.decision.verdict is Verdict.DENY:
             return ev.decision, None, None
         if self.stopping:
-            raise RpcError(protocol.DAEMON_STOPPING, "the daemon is stopping")
+            raise MethodError(protocol.DAEMON_STOPPING, "the daemon is stopping")
         if native_prompt and not self.approvals.approvers:
             return handed_off(ev), None, Answer(HANDED_OFF)
         approval = self.approvals.add(ev, native_prompt)
@@ -97,7 +97,7 @@ class DaemonCore:
         if answer.resolution == HANDED_OFF:  # the last approver left while it waited
             return handed_off(ev), None, answer
         if answer.resolution == "stopping":
-            raise RpcError(protocol.DAEMON_STOPPING, "the daemon is stopping; the call was not run")
+            raise MethodError(protocol.DAEMON_STOPPING, "the daemon is stopping; the call was not run")
         if answer.resolution == "rejected":
             ev.ctx.session.rejected_batch = ev.ctx.batch
             why = f"rejected by the person{': ' + answer.feedback if answer.feedback else ''}"

@@ -13,14 +13,14 @@ from intentd.daemon import protocol
 log = logging.getLogger(__name__)
 
 
-class RpcError(Exception):
+class MethodError(Exception):
     def __init__(self, code: int, message: str, data: Any = None) -> None:
         super().__init__(message)
         self.code, self.message, self.data = code, message, data
 
 
-def bad_params(name: str, what: str) -> RpcError:
-    return RpcError(protocol.INVALID_PARAMS, f"{name} {what}", {"param": name})
+def bad_params(name: str, what: str) -> MethodError:
+    return MethodError(protocol.INVALID_PARAMS, f"{name} {what}", {"param": name})
 
 
 class Params:
@@ -62,7 +62,7 @@ class Params:
 
 
 Handler = Callable[[Any, Params], Awaitable[Any]]  # (connection, params) -> result
-Guard = Callable[[Any, str, Any], None]  # (connection, method, params); raises RpcError to refuse
+Guard = Callable[[Any, str, Any], None]  # (connection, method, params); raises MethodError to refuse
 
 
 class MethodTable:
@@ -113,7 +113,7 @@ class MethodTable:
             if self.guard is not None:
                 self.guard(conn, message["method"], params)
             return protocol.result(request_id, await handler(conn, Params(params)))
-        except RpcError as exc:
+        except MethodError as exc:
             return protocol.error(request_id, exc.code, exc.message, exc.data)
         except Exception as exc:
             log.exception("method %s failed", message["method"])

@@ -13,7 +13,7 @@ from typing import Any
 
 from intentd.daemon import protocol
 from intentd.daemon.server.events import EventBus
-from intentd.daemon.server.rpc import RpcError
+from intentd.daemon.server.rpc import MethodError
 
 MAX_PENDING = 50  # a script asking again and again replaces its oldest requests
 _ids = itertools.count(1)
@@ -63,7 +63,7 @@ class SettingsRequests:
     def take(self, request_id: str, workspace: str, resolution: str) -> SettingsRequest:
         request = self.pending.get(request_id)
         if request is None or request.workspace != workspace:
-            raise RpcError(protocol.UNKNOWN_APPROVAL, f"settings request {request_id!r} does not "
+            raise MethodError(protocol.UNKNOWN_APPROVAL, f"settings request {request_id!r} does not "
                            "exist in this workspace or was already answered")
         return self._resolve(request_id, resolution)
 

@@ -16,7 +16,7 @@ from intentd.daemon import protocol
 from intentd.daemon.engine.engine import Engine
 from intentd.daemon.engine.ledger import summarize_args
 from intentd.daemon.engine.workspace import Workspace
-from intentd.daemon.server.rpc import RpcError
+from intentd.daemon.server.rpc import MethodError
 from intentd.daemon.trust.procs import Proc, read_proc
 from intentd.daemon.trust.sides import AgentProcesses, Side, Verdict, classify, markable
 
@@ -57,7 +57,7 @@ class TrustGate:
                   f"{method} is for the person only, and the daemon cannot tell who is calling "
                   f"({verdict.why}); refused to be safe")
         self.record_refusal(conn, method, params if isinstance(params, dict) else {}, reason)
-        raise RpcError(protocol.PERSON_ONLY, reason,
+        raise MethodError(protocol.PERSON_ONLY, reason,
                        {"method": method, "side": verdict.side.value})
 
     def record_agent(self, conn: Any, claim: Any, label: str) -> str | None:

@@ -19,9 +19,9 @@ from typing import Any
 
 import re2
 
-from intentd.daemon.engine.paths import relative_to
 from intentd.daemon.tools.anchor import LIST_FLAGS, READ_FLAGS, Anchor
 from intentd.daemon.tools.base import Tool, ToolContext, ToolFailed, ToolKind, ToolResult
+from intentd.daemon.utils.paths import relative_to
 
 LIST_CAP = 1000
 SEARCH_CAP = 300

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from intentd.daemon.engine.statedir import state_home, workspace_state_dir
+from intentd.daemon.utils.statedir import state_home, workspace_state_dir
 
 
 def register(subparsers: Any) -> None:

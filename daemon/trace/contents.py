@@ -11,8 +11,8 @@ import zlib
 from collections import OrderedDict
 from pathlib import Path
 
-from intentd.daemon.engine.statedir import ensure_private
 from intentd.daemon.tools.fileio import sha256_file
+from intentd.daemon.utils.statedir import ensure_private
 
 MAX_KEPT_BYTES = 2 * 1024 * 1024  # larger files are hashed, not kept: no line-level trace for them
 BINARY_PROBE = 8192

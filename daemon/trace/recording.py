@@ -7,10 +7,10 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from intentd.daemon.engine.statedir import workspace_state_dir
 from intentd.daemon.tools.fileio import sha256_file
 from intentd.daemon.trace.contents import ContentStore
 from intentd.daemon.trace.writes import WriteTracer, git_revision
+from intentd.daemon.utils.statedir import workspace_state_dir
 
 if TYPE_CHECKING:
     from intentd.daemon.engine.context import CallContext

@@ -8,7 +8,7 @@ from typing import Any
 
 from PySide6.QtCore import QModelIndex, QObject, Qt
 
-from intentd.gui.state.approvals import ApprovalQueue
+from intentd.gui.state.approvals import PendingApprovals
 from intentd.gui.state.records import Approval, local_clock, workspace_name
 
 from .table import RowTableModel
@@ -50,12 +50,12 @@ def _newest_first(approval: Approval) -> float:
 
 
 class ApprovalsModel(RowTableModel[Approval]):
-    """Mirrors an ApprovalQueue: one row per pending approval."""
+    """Mirrors an PendingApprovals: one row per pending approval."""
 
     HEADERS = ("Time", "Tool", "Target", "Preview", "Workspace", "Session", "Intent", "Reason")
     WIDTHS = (70, 120, 240, 320, 100, 110, 70)  # the target and the preview get the room
 
-    def __init__(self, queue: ApprovalQueue, parent: QObject | None = None) -> None:
+    def __init__(self, queue: PendingApprovals, parent: QObject | None = None) -> None:
         super().__init__(sorted(queue.approvals(), key=_newest_first), parent)
         self._queue = queue
         queue.approval_added.connect(self._on_queue_approval_added)

@@ -8,14 +8,14 @@ from PySide6.QtCore import QAbstractListModel, QModelIndex, QObject, Qt, QTimer
 from PySide6.QtWidgets import QApplication, QStyle
 
 from intentd.daemon import protocol
-from intentd.gui.state.approvals import ApprovalQueue
+from intentd.gui.state.approvals import PendingApprovals
 from intentd.gui.state.workspaces import WorkspaceRegistry
 
 from .table import Index
 
 
 class WorkspacesModel(QAbstractListModel):
-    def __init__(self, registry: WorkspaceRegistry, approvals: ApprovalQueue,
+    def __init__(self, registry: WorkspaceRegistry, approvals: PendingApprovals,
                  parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._registry = registry

@@ -9,7 +9,7 @@ from PySide6.QtCore import QObject, Signal
 from intentd.gui.state.records import Approval
 
 
-class ApprovalQueue(QObject):
+class PendingApprovals(QObject):
     """Pending approvals by id; the daemon's notifications add and remove them."""
 
     approval_added = Signal(object)  # Approval

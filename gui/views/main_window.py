@@ -18,8 +18,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from intentd.gui.app_core import AppCore
 from intentd.gui.connection import ConnectionState
-from intentd.gui.core import Core
 from intentd.gui.daemon_process import start_daemon
 from intentd.gui.models.activity import ActivityModel
 from intentd.gui.models.approvals import ApprovalsModel
@@ -42,7 +42,7 @@ APPROVALS, INTENTS, CHECKPOINTS, ACTIVITY, SETTINGS = range(5)
 
 
 class MainWindow(QMainWindow):
-    def __init__(self, core: Core, preferred_workspace: str | None = None,
+    def __init__(self, core: AppCore, preferred_workspace: str | None = None,
                  open_url: Callable[[QUrl], object] = QDesktopServices.openUrl) -> None:
         super().__init__()
         self.core = core

@@ -17,8 +17,9 @@ import random
 import statistics
 import time
 
-from intentd.daemon.policy import command_analysis, command_rules
-from intentd.daemon.policy.command_rules import CommandRules, decide_command
+from intentd.daemon.policy.command import analysis as command_analysis
+from intentd.daemon.policy.command import command_rules
+from intentd.daemon.policy.command.rules import CommandRules, decide_command
 
 RULES = CommandRules(allow=("npm test", "npm run *", "git status", "pytest *", "make test"),
                      ask=("git push *",), deny=("rm -rf *", "curl *"))

@@ -31,7 +31,7 @@ import intentd.gui  # noqa: E402,F401 - the PySide6 workaround, before any Qt ca
 from intentd.daemon import protocol  # noqa: E402
 from intentd.daemon.client import Client  # noqa: E402
 from intentd.daemon.testing import DaemonProcess, make_workspace  # noqa: E402
-from intentd.gui.core import Core  # noqa: E402
+from intentd.gui.app_core import AppCore  # noqa: E402
 from intentd.gui.diff.view import SIDE_BY_SIDE, UNIFIED, DiffPane  # noqa: E402
 from intentd.gui.tray import TrayNotifier  # noqa: E402
 from intentd.gui.views.main_window import MainWindow  # noqa: E402
@@ -95,9 +95,9 @@ def pending(socket: Path) -> tuple[int, int]:
         return len(result["approvals"]), len(protocol.encode(result))
 
 
-def open_window(socket: Path) -> tuple[MainWindow, Core]:
+def open_window(socket: Path) -> tuple[MainWindow, AppCore]:
     """The window as `intentd-gui` builds it, tray notifier included."""
-    core = Core.create(socket)
+    core = AppCore.create(socket)
     window = MainWindow(core)
     TrayNotifier(window, core.approvals, window)
     window.show()

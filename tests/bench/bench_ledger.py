@@ -22,8 +22,8 @@ from typing import Any
 from intentd.daemon import protocol
 from intentd.daemon.client import Client
 from intentd.daemon.engine.ledger import Ledger, read_ledger, segments
-from intentd.daemon.engine.statedir import workspace_state_dir
 from intentd.daemon.testing import DaemonProcess, make_workspace
+from intentd.daemon.utils.statedir import workspace_state_dir
 
 START = datetime(2026, 1, 1, tzinfo=UTC).timestamp()
 TOOLS = ("read_file", "write_to_file", "replace_in_file", "execute_command", "list_files")

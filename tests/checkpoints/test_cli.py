@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from intentd.daemon.checkpoints import CheckpointStore
-from intentd.daemon.engine.statedir import workspace_state_dir
+from intentd.daemon.utils.statedir import workspace_state_dir
 
 from .conftest import write
 

@@ -9,8 +9,8 @@ import pytest
 
 from intentd.daemon import protocol
 from intentd.daemon.client import Client, RpcError
-from intentd.daemon.engine.statedir import checkpoints_dir
 from intentd.daemon.testing import DaemonProcess, make_intent, make_workspace
+from intentd.daemon.utils.statedir import checkpoints_dir
 
 
 @pytest.mark.parametrize("damage", [b"this is not a database" * 100, b""])

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from intentd.daemon.checkpoints.ignore import IgnoreRules, compile_lines
+from intentd.daemon.checkpoints.ignore import CheckpointIgnore, compile_lines
 from intentd.daemon.checkpoints.scan import scan
-from intentd.daemon.policy.ignore import IgnoreRules as PolicyIgnore
+from intentd.daemon.policy.ignore import CheckpointIgnore as PolicyIgnore
 
 from .conftest import StoreFactory, write
 
@@ -57,7 +57,7 @@ def test_scan_matches_git(tmp_path: Path) -> None:
     expected = git_visible(root)
     write(root, ".git/info/exclude", "space name.txt\n")
     expected.discard("space name.txt")
-    rules = IgnoreRules(str(root))
+    rules = CheckpointIgnore(str(root))
     assert set(scan(str(root), rules).files) == expected
     for rel in FILES:
         assert rules.is_ignored(rel) == (rel not in expected), rel
@@ -67,7 +67,7 @@ def test_extra_rules_and_skipped_folders(tmp_path: Path) -> None:
     root = tmp_path / "ws"
     for rel in ("secrets/key.pem", "src/a.py", ".state/x", "vendor/.git/config"):
         write(root, rel, "x")
-    rules = IgnoreRules(str(root), lambda rel: rel == "secrets" or rel.endswith(".pem"), [".state"])
+    rules = CheckpointIgnore(str(root), lambda rel: rel == "secrets" or rel.endswith(".pem"), [".state"])
     assert set(scan(str(root), rules).files) == {"src/a.py"}
     assert rules.is_ignored("secrets/key.pem") and rules.is_ignored(".state/x")
     assert rules.is_ignored("vendor/.git/config")
@@ -76,7 +76,7 @@ def test_extra_rules_and_skipped_folders(tmp_path: Path) -> None:
 def test_changed_gitignore_is_reread(tmp_path: Path) -> None:
     root = tmp_path / "ws"
     write(root, ".gitignore", "*.txt\n")
-    rules = IgnoreRules(str(root))
+    rules = CheckpointIgnore(str(root))
     assert rules.is_ignored("a.txt")
     write(root, ".gitignore", "*.md\n")
     assert not rules.is_ignored("a.txt") and rules.is_ignored("a.md")
@@ -95,7 +95,7 @@ def test_the_policy_rule_wins_over_a_gitignore_re_include(tmp_path: Path, make_s
     write(root, "prod.env", "SECRET=1\n")
     write(root, "app.py", "x = 1\n")
     policy = PolicyIgnore((".orchestration/ignore",), ("*.env",))
-    rules = IgnoreRules(str(root), policy.ignores)
+    rules = CheckpointIgnore(str(root), policy.ignores)
     assert rules.is_ignored("prod.env")
     assert set(scan(str(root), rules).files) == {".gitignore", "app.py"}
     store = make_store(root, ignore_rules=lambda: policy)

@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 from intentd.daemon.engine.engine import Engine
-from intentd.daemon.engine.statedir import workspace_state_dir
 from intentd.daemon.testing import decide, make_intent, make_session, make_workspace
+from intentd.daemon.utils.statedir import workspace_state_dir
 
 
 def receipts(engine: Engine, root: Path) -> list[dict[str, object]]:

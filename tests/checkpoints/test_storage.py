@@ -20,7 +20,7 @@ from intentd.daemon.checkpoints import (
     WorkspaceMissing,
 )
 from intentd.daemon.checkpoints.objects import BlobStore
-from intentd.daemon.engine.statedir import checkpoints_dir, state_home
+from intentd.daemon.utils.statedir import checkpoints_dir, state_home
 
 from .conftest import StoreFactory, write
 

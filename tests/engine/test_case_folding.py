@@ -15,8 +15,8 @@ import pytest
 
 from intentd.daemon.engine import workspace as workspace_module
 from intentd.daemon.engine.engine import Engine
-from intentd.daemon.engine.paths import folds_case
 from intentd.daemon.testing import decide, make_intent, make_session, make_workspace
+from intentd.daemon.utils.paths import folds_case
 
 SCOPE = ["**", "!src/secret.py"]
 FILES = {".orchestration/ignore": ".env\nkeys/\n", ".env": "TOKEN=1\n", "src/secret.py": "x\n"}
@@ -85,7 +85,7 @@ REAL_FOLDER_SCRIPT = textwrap.dedent("""
     import json, subprocess, sys
     from pathlib import Path
     from intentd.daemon.engine.engine import Engine
-    from intentd.daemon.engine.paths import folds_case
+    from intentd.daemon.utils.paths import folds_case
     from intentd.daemon.testing import make_intent, make_workspace
     from tests.engine.test_case_folding import FILES, SCOPE, _verdicts
     mount, state, how = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]

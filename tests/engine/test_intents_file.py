@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from intentd.daemon.engine.intents import load_intents
-from intentd.daemon.engine.yamlfile import ConfigError
+from intentd.daemon.utils.yamlfile import ConfigError
 
 
 def write(tmp_path: Path, text: str) -> Path:

@@ -11,9 +11,9 @@ from pathlib import Path
 
 from intentd.daemon.engine.engine import Engine
 from intentd.daemon.engine.ledger import read_ledger
-from intentd.daemon.engine.statedir import workspace_state_dir
 from intentd.daemon.testing import make_session
 from intentd.daemon.tools.fileio import sha256_text
+from intentd.daemon.utils.statedir import workspace_state_dir
 
 
 def test_every_call_leaves_a_receipt(tmp_path: Path, workspace: Path) -> None:

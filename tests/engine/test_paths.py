@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from intentd.daemon.engine.paths import PathRefused, resolve
+from intentd.daemon.utils.paths import PathRefused, resolve
 
 
 @pytest.fixture(scope="module")

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from intentd.daemon.engine.yamlfile import ConfigError
 from intentd.daemon.policy.config import Policy, load_policy
+from intentd.daemon.utils.yamlfile import ConfigError
 
 EXAMPLE = """\
 commands:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from intentd.daemon.engine.ledger import Ledger
-from intentd.daemon.engine.statedir import ensure_private, state_home, workspace_state_dir
+from intentd.daemon.utils.statedir import ensure_private, state_home, workspace_state_dir
 
 
 def mode(path: Path) -> int:

@@ -19,7 +19,7 @@ from pytestqt.qtbot import QtBot  # noqa: E402
 
 import intentd.gui  # noqa: E402,F401 - applies the PySide6 workaround before any Qt call
 from intentd.daemon.testing import DaemonProcess, make_workspace  # noqa: E402
-from intentd.gui.core import Core  # noqa: E402
+from intentd.gui.app_core import AppCore  # noqa: E402
 from intentd.gui.views.main_window import MainWindow  # noqa: E402
 from tests.gui.fake_daemon import FakeDaemon, loading_handlers  # noqa: E402
 
@@ -109,14 +109,14 @@ def opened_urls() -> OpenedUrls:
 
 @pytest.fixture
 def make_window(qtbot: QtBot, opened_urls: OpenedUrls
-                ) -> Iterator[Callable[..., tuple[MainWindow, Core]]]:
+                ) -> Iterator[Callable[..., tuple[MainWindow, AppCore]]]:
     """A main window on a socket, connected and loaded (unless told not to wait)."""
-    cores: list[Core] = []
+    cores: list[AppCore] = []
 
     def make(socket_path: Path, workspace: Path | None = None,
-             wait: bool = True) -> tuple[MainWindow, Core]:
+             wait: bool = True) -> tuple[MainWindow, AppCore]:
         extra = [str(workspace)] if workspace else []
-        core = Core.create(socket_path, extra)
+        core = AppCore.create(socket_path, extra)
         window = MainWindow(core, str(workspace) if workspace else None, open_url=opened_urls)
         qtbot.addWidget(window)
         window.show()

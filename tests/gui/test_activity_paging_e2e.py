@@ -11,13 +11,13 @@ from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
 from intentd.daemon.engine.ledger import Ledger
-from intentd.daemon.engine.statedir import workspace_state_dir
 from intentd.daemon.testing import DaemonProcess
-from intentd.gui.core import Core
+from intentd.daemon.utils.statedir import workspace_state_dir
+from intentd.gui.app_core import AppCore
 from intentd.gui.sync import LEDGER_LIMIT
 from intentd.gui.views.main_window import ACTIVITY, MainWindow
 
-MakeWindow = Callable[..., tuple[MainWindow, Core]]
+MakeWindow = Callable[..., tuple[MainWindow, AppCore]]
 CALLS = 1200
 
 

@@ -9,11 +9,11 @@ from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
 from intentd.daemon.testing import DaemonProcess
-from intentd.gui.core import Core
+from intentd.gui.app_core import AppCore
 from intentd.gui.views.main_window import MainWindow
 from tests.gui.conftest import Agent
 
-MakeWindow = Callable[..., tuple[MainWindow, Core]]
+MakeWindow = Callable[..., tuple[MainWindow, AppCore]]
 
 
 def rows(window: MainWindow) -> int:

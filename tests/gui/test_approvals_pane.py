@@ -9,14 +9,14 @@ from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
 from intentd.daemon import protocol
-from intentd.gui.core import Core
+from intentd.gui.app_core import AppCore
 from intentd.gui.views.approvals import ApprovalsPane
 from intentd.gui.views.main_window import MainWindow
 from tests.gui.conftest import FAKE_WORKSPACE
 from tests.gui.factories import approval_json
 from tests.gui.fake_daemon import FakeDaemon, caught_up
 
-MakeWindow = Callable[..., tuple[MainWindow, Core]]
+MakeWindow = Callable[..., tuple[MainWindow, AppCore]]
 
 
 @pytest.fixture
@@ -31,14 +31,14 @@ def queued(fake: FakeDaemon, count: int) -> list[str]:
     return [a["id"] for a in reversed(fake.pending)]
 
 
-def answered(fake: FakeDaemon, core: Core, qtbot: QtBot) -> list[tuple[str, str]]:
+def answered(fake: FakeDaemon, core: AppCore, qtbot: QtBot) -> list[tuple[str, str]]:
     """Every answer the daemon received, as (approval id, decision)."""
     caught_up(qtbot, core.connection)
     return [(p["approval_id"], p["decision"]) for p in fake.params_of(protocol.APPROVALS_RESPOND)]
 
 
 def open_window(make_window: MakeWindow, fake: FakeDaemon, qtbot: QtBot
-                ) -> tuple[MainWindow, ApprovalsPane, Core]:
+                ) -> tuple[MainWindow, ApprovalsPane, AppCore]:
     window, core = make_window(fake.path)
     window.activateWindow()
     qtbot.waitUntil(window.isActiveWindow)

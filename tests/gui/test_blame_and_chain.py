@@ -10,12 +10,12 @@ from pytestqt.qtbot import QtBot
 
 from intentd.daemon import protocol
 from intentd.daemon.client import Client
-from intentd.daemon.engine.statedir import workspace_state_dir
 from intentd.daemon.testing import DaemonProcess, write_policy
-from intentd.gui.core import Core
+from intentd.daemon.utils.statedir import workspace_state_dir
+from intentd.gui.app_core import AppCore
 from intentd.gui.views.main_window import ACTIVITY, APPROVALS, CHECKPOINTS, MainWindow
 
-MakeWindow = Callable[..., tuple[MainWindow, Core]]
+MakeWindow = Callable[..., tuple[MainWindow, AppCore]]
 
 
 def agent_writes(daemon: DaemonProcess, project: Path) -> None:

@@ -22,11 +22,11 @@ from pytestqt.qtbot import QtBot
 from intentd.daemon import protocol
 from intentd.daemon.client import Client
 from intentd.daemon.testing import DaemonProcess, make_intent, make_workspace, write_policy
-from intentd.gui.core import Core
+from intentd.gui.app_core import AppCore
 from intentd.gui.views.main_window import ACTIVITY, CHECKPOINTS, MainWindow
 from tests.gui.conftest import Agent
 
-MakeWindow = Callable[..., tuple[MainWindow, Core]]
+MakeWindow = Callable[..., tuple[MainWindow, AppCore]]
 FOLDERS, FILES_EACH = 60, 70  # 4,200 files: the warm-up reports progress at 2,000 and 4,000
 WATCHES = 25
 

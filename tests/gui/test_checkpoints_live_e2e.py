@@ -15,11 +15,11 @@ from pytestqt.qtbot import QtBot
 from intentd.daemon import protocol
 from intentd.daemon.client import Client
 from intentd.daemon.testing import DaemonProcess
-from intentd.gui.core import Core
+from intentd.gui.app_core import AppCore
 from intentd.gui.views.main_window import CHECKPOINTS, MainWindow
 from tests.gui.conftest import Agent
 
-MakeWindow = Callable[..., tuple[MainWindow, Core]]
+MakeWindow = Callable[..., tuple[MainWindow, AppCore]]
 
 
 @pytest.fixture

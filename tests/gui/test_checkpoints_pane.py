@@ -9,14 +9,14 @@ import pytest
 from pytestqt.qtbot import QtBot
 
 from intentd.daemon import protocol
-from intentd.gui.core import Core
+from intentd.gui.app_core import AppCore
 from intentd.gui.views.checkpoints import CheckpointsPane
 from intentd.gui.views.main_window import APPROVALS, CHECKPOINTS, MainWindow
 from tests.gui.conftest import FAKE_WORKSPACE
 from tests.gui.factories import ledger_json
 from tests.gui.fake_daemon import FakeDaemon, caught_up
 
-MakeWindow = Callable[..., tuple[MainWindow, Core]]
+MakeWindow = Callable[..., tuple[MainWindow, AppCore]]
 
 
 def checkpoint_json(n: int) -> dict[str, Any]:
@@ -35,7 +35,7 @@ def fake(fake_daemon: FakeDaemon) -> FakeDaemon:
     return fake_daemon
 
 
-def diffed(fake: FakeDaemon, core: Core, qtbot: QtBot) -> list[str]:
+def diffed(fake: FakeDaemon, core: AppCore, qtbot: QtBot) -> list[str]:
     caught_up(qtbot, core.connection)
     return [p["checkpoint_id"] for p in fake.params_of(protocol.CHECKPOINTS_DIFF)]
 

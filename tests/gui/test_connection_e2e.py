@@ -13,12 +13,12 @@ from PySide6.QtWidgets import QMessageBox
 from pytestqt.qtbot import QtBot
 
 from intentd.daemon.testing import DaemonProcess
+from intentd.gui.app_core import AppCore
 from intentd.gui.connection import ConnectionState
-from intentd.gui.core import Core
 from intentd.gui.views.main_window import MainWindow
 from tests.gui.conftest import Agent
 
-MakeWindow = Callable[..., tuple[MainWindow, Core]]
+MakeWindow = Callable[..., tuple[MainWindow, AppCore]]
 
 
 def test_the_app_reconnects_when_the_daemon_comes_back(

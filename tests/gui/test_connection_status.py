@@ -8,15 +8,15 @@ from pathlib import Path
 from pytestqt.qtbot import QtBot
 
 from intentd.daemon.testing import DaemonProcess
+from intentd.gui.app_core import AppCore
 from intentd.gui.connection import ConnectionState
-from intentd.gui.core import Core
 from intentd.gui.views.connection_status import STARTING
 from intentd.gui.views.main_window import MainWindow
 
 
 def test_starting_the_daemon_is_dropped_once_connected(
         daemon: DaemonProcess, project: Path, qtbot: QtBot,
-        make_window: Callable[..., tuple[MainWindow, Core]]) -> None:
+        make_window: Callable[..., tuple[MainWindow, AppCore]]) -> None:
     window, core = make_window(daemon.socket_path, project, wait=False)
     bar = window.statusBar()
     bar.showMessage(STARTING, 60000)  # as start_daemon() says it, for longer than a start takes

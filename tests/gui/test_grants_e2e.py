@@ -10,13 +10,13 @@ from pytestqt.qtbot import QtBot
 from intentd.daemon import protocol
 from intentd.daemon.client import Client
 from intentd.daemon.testing import DaemonProcess
-from intentd.gui.core import Core
+from intentd.gui.app_core import AppCore
 from intentd.gui.views.approvals import remember_choices
 from intentd.gui.views.main_window import MainWindow
 from tests.gui.conftest import Agent
 from tests.server.helpers import Background
 
-MakeWindow = Callable[..., tuple[MainWindow, Core]]
+MakeWindow = Callable[..., tuple[MainWindow, AppCore]]
 
 
 def rows(window: MainWindow) -> int:

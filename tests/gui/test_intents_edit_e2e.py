@@ -15,12 +15,12 @@ from intentd.daemon import protocol
 from intentd.daemon.client import Client
 from intentd.daemon.engine.intents import load_intents
 from intentd.daemon.testing import DaemonProcess, write_policy
-from intentd.gui.core import Core
+from intentd.gui.app_core import AppCore
 from intentd.gui.views.intent_dialog import NewIntentDialog
 from intentd.gui.views.main_window import ACTIVITY, INTENTS, MainWindow
 from intentd.gui.views.scope_editor import ScopeEditorDialog
 
-MakeWindow = Callable[..., tuple[MainWindow, Core]]
+MakeWindow = Callable[..., tuple[MainWindow, AppCore]]
 
 
 def scope_of(project: Path, intent_id: str) -> tuple[str, ...]:

@@ -12,7 +12,7 @@ from intentd.gui.models.checkpoints import CheckpointsModel
 from intentd.gui.models.intents import IntentsModel
 from intentd.gui.models.workspaces import WorkspacesModel
 from intentd.gui.state.activity import ActivityLog
-from intentd.gui.state.approvals import ApprovalQueue
+from intentd.gui.state.approvals import PendingApprovals
 from intentd.gui.state.records import Approval, Checkpoint, Intent, LedgerEntry
 from intentd.gui.state.workspaces import WorkspaceRegistry
 from intentd.gui.theme import colors
@@ -31,7 +31,7 @@ def column(model: ApprovalsModel | ActivityModel | ActivityFilter, name: str) ->
 
 def test_approvals_model_is_newest_first_through_adds_removes_and_resets(
         qtmodeltester: ModelTester) -> None:
-    queue = ApprovalQueue()
+    queue = PendingApprovals()
     model = ApprovalsModel(queue)
     qtmodeltester.check(model)
     first, second, third = (Approval.from_json(approval_json(created_at=t)) for t in (1, 3, 2))
@@ -91,7 +91,7 @@ def test_activity_model_and_filter(qtmodeltester: ModelTester) -> None:
 
 
 def test_workspaces_model_counts_pending(qtmodeltester: ModelTester) -> None:
-    registry, queue = WorkspaceRegistry(), ApprovalQueue()
+    registry, queue = WorkspaceRegistry(), PendingApprovals()
     model = WorkspacesModel(registry, queue)
     qtmodeltester.check(model)
     registry.ensure("/w/proj")
@@ -126,7 +126,7 @@ def test_an_approval_names_its_target_and_session_in_one_line() -> None:
     assert (command.target_line, command.session_label) == (
         "make", f"{command.session_id} (unknown agent)")
     assert Approval.from_json(approval_json(args={})).target_line == ""
-    queue = ApprovalQueue()
+    queue = PendingApprovals()
     model = ApprovalsModel(queue)
     queue.add(command)
     assert column(model, "Target") == ["make"]
@@ -140,7 +140,7 @@ def test_targets_are_relative_to_their_workspace_and_edits_preview_their_changes
     sent = Approval.from_json(approval_json(
         args={"path": "/w/proj/src/a.py", "content": "x"},
         diff="--- a/src/a.py\n+++ b/src/a.py\n@@ -1 +1 @@\n-old\n+new\n"))
-    queue = ApprovalQueue()
+    queue = PendingApprovals()
     model = ApprovalsModel(queue)
     queue.add(sent)
     assert column(model, "Target") == ["src/a.py"]

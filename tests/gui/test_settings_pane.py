@@ -10,14 +10,14 @@ from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
 from intentd.daemon import protocol
+from intentd.gui.app_core import AppCore
 from intentd.gui.connection import ConnectionState
-from intentd.gui.core import Core
 from intentd.gui.views.main_window import APPROVALS, SETTINGS, MainWindow
 from intentd.gui.views.settings import SettingsPane
 from tests.gui.conftest import FAKE_WORKSPACE
 from tests.gui.fake_daemon import FakeDaemon, caught_up
 
-MakeWindow = Callable[..., tuple[MainWindow, Core]]
+MakeWindow = Callable[..., tuple[MainWindow, AppCore]]
 OTHER = "/w/other"
 
 
@@ -41,7 +41,7 @@ def fake(fake_daemon: FakeDaemon) -> FakeDaemon:
 
 
 def settings_pane(make_window: MakeWindow, fake: FakeDaemon, qtbot: QtBot
-                  ) -> tuple[SettingsPane, Core]:
+                  ) -> tuple[SettingsPane, AppCore]:
     window, core = make_window(fake.path)
     window.show_tab(SETTINGS)
     pane = window.settings_pane
@@ -50,7 +50,7 @@ def settings_pane(make_window: MakeWindow, fake: FakeDaemon, qtbot: QtBot
     return pane, core
 
 
-def updates(fake: FakeDaemon, core: Core, qtbot: QtBot) -> list[dict[str, Any]]:
+def updates(fake: FakeDaemon, core: AppCore, qtbot: QtBot) -> list[dict[str, Any]]:
     caught_up(qtbot, core.connection)
     return [p["auto_approve"] for p in fake.params_of(protocol.SETTINGS_UPDATE)]
 

@@ -9,8 +9,8 @@ import pytest
 from pytestqt.qtbot import QtBot
 
 from intentd.daemon import protocol
+from intentd.gui.app_core import AppCore
 from intentd.gui.connection import ConnectionState
-from intentd.gui.core import Core
 from tests.gui.factories import approval_json, intent_json, ledger_json
 from tests.gui.fake_daemon import FakeDaemon, caught_up, loading_handlers
 
@@ -26,15 +26,15 @@ def fake(short_dir: Path) -> Iterator[FakeDaemon]:
 
 
 @pytest.fixture
-def core(fake: FakeDaemon, qtbot: QtBot) -> Iterator[Core]:
-    core = Core.create(fake.path)
+def core(fake: FakeDaemon, qtbot: QtBot) -> Iterator[AppCore]:
+    core = AppCore.create(fake.path)
     with qtbot.waitSignal(core.sync.loaded, timeout=5000):
         core.connection.open()
     yield core
     core.connection.close()
 
 
-def test_a_connect_loads_approvals_workspaces_intents_and_activity(core: Core,
+def test_a_connect_loads_approvals_workspaces_intents_and_activity(core: AppCore,
                                                                    fake: FakeDaemon) -> None:
     assert len(core.approvals) == 2
     assert core.workspaces.paths() == [WS, "/w/other"]
@@ -47,7 +47,7 @@ def test_a_connect_loads_approvals_workspaces_intents_and_activity(core: Core,
                   if p["method"] == protocol.INTENTS_LIST) == ["/w/other", WS]
 
 
-def test_notifications_change_the_state(core: Core, fake: FakeDaemon, qtbot: QtBot) -> None:
+def test_notifications_change_the_state(core: AppCore, fake: FakeDaemon, qtbot: QtBot) -> None:
     new = approval_json(WS)
     fake.notify(protocol.APPROVALS_REQUESTED, new)
     qtbot.waitUntil(lambda: new["id"] in core.approvals)
@@ -70,7 +70,7 @@ def test_notifications_change_the_state(core: Core, fake: FakeDaemon, qtbot: QtB
     qtbot.waitUntil(lambda: "/w/third" in core.workspaces)
 
 
-def test_answering_removes_the_approval_at_once(core: Core, fake: FakeDaemon,
+def test_answering_removes_the_approval_at_once(core: AppCore, fake: FakeDaemon,
                                                 qtbot: QtBot) -> None:
     answered: dict[str, dict[str, str]] = {}
 
@@ -97,7 +97,7 @@ def test_notifications_racing_the_approvals_list_are_not_undone(fake: FakeDaemon
     stale = approval_json(WS)
     fake.handlers[protocol.APPROVALS_LIST] = lambda p: {"approvals": [stale]}
     fake.silent.add(protocol.APPROVALS_LIST)
-    core = Core.create(fake.path)
+    core = AppCore.create(fake.path)
     try:
         core.connection.open()
         qtbot.waitUntil(lambda: protocol.APPROVALS_LIST in fake.methods())
@@ -118,7 +118,7 @@ def test_notifications_racing_the_approvals_list_are_not_undone(fake: FakeDaemon
 def test_a_load_cut_short_by_a_lost_connection_is_not_loaded(fake: FakeDaemon,
                                                                qtbot: QtBot) -> None:
     fake.silent.add(protocol.LEDGER_QUERY)  # the load never completes on this connection
-    core = Core.create(fake.path)
+    core = AppCore.create(fake.path)
     loads: list[bool] = []
     core.sync.loaded.connect(lambda: loads.append(core.workspaces.get(WS) is not None))
     try:
@@ -139,7 +139,7 @@ def test_a_load_cut_short_by_a_lost_connection_is_not_loaded(fake: FakeDaemon,
         core.connection.close()
 
 
-def test_an_intents_change_updates_the_warnings(core: Core, fake: FakeDaemon,
+def test_an_intents_change_updates_the_warnings(core: AppCore, fake: FakeDaemon,
                                                 qtbot: QtBot) -> None:
     warning = f"{WS}/.orchestration/active_intents.yaml:9: unknown key 'colour' ignored"
     fake.handlers[protocol.INTENTS_LIST] = lambda p: {
@@ -160,7 +160,7 @@ def test_a_late_answer_of_an_earlier_load_does_not_bring_back_a_dropped_workspac
     fake.handlers[protocol.WORKSPACES_LIST] = lambda p: {"workspaces": [
         {"workspace": w, "sessions": 1, "pending": 0, "errors": []} for w in listed]}
     fake.held.add(protocol.INTENTS_LIST)
-    core = Core.create(fake.path)
+    core = AppCore.create(fake.path)
     core.connection.open()
     qtbot.waitUntil(lambda: gone in core.workspaces)
     caught_up(qtbot, core.connection)

@@ -11,14 +11,14 @@ from pytestqt.qtbot import QtBot
 from intentd.daemon import protocol
 from intentd.daemon.client import Client
 from intentd.daemon.testing import DaemonProcess, write_policy
+from intentd.gui.app_core import AppCore
 from intentd.gui.connection import ConnectionState, DaemonConnection
-from intentd.gui.core import Core
 from intentd.gui.views.main_window import SETTINGS, MainWindow
 from tests.trust.spoof import plant, scenarios
 
 SCENARIOS = scenarios(Path("/"))
 
-MakeWindow = Callable[..., tuple[MainWindow, Core]]
+MakeWindow = Callable[..., tuple[MainWindow, AppCore]]
 
 
 def edits_in_force(client: Client, project: Path) -> bool:

@@ -10,7 +10,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QWidget
 from pytestqt.qtbot import QtBot
 
-from intentd.gui.core import Core
+from intentd.gui.app_core import AppCore
 from intentd.gui.state.records import Approval
 from intentd.gui.tray import TrayNotifier
 from intentd.gui.views.main_window import APPROVALS, INTENTS, SETTINGS, MainWindow
@@ -20,7 +20,7 @@ from tests.gui.factories import approval_json
 
 @pytest.fixture
 def window(short_dir: Path, qtbot: QtBot, opened_urls: OpenedUrls) -> Iterator[MainWindow]:
-    core = Core.create(short_dir / "nobody.sock")  # never opened: no daemon needed
+    core = AppCore.create(short_dir / "nobody.sock")  # never opened: no daemon needed
     win = MainWindow(core, open_url=opened_urls)
     qtbot.addWidget(win)
     win.show()

@@ -12,11 +12,11 @@ from pytestqt.qtbot import QtBot
 from intentd.daemon import protocol
 from intentd.daemon.client import Client
 from intentd.daemon.testing import DaemonProcess, make_intent, write_intents
-from intentd.gui.core import Core
+from intentd.gui.app_core import AppCore
 from intentd.gui.views.main_window import ACTIVITY, CHECKPOINTS, INTENTS, SETTINGS, MainWindow
 from tests.gui.conftest import Agent, OpenedUrls
 
-MakeWindow = Callable[..., tuple[MainWindow, Core]]
+MakeWindow = Callable[..., tuple[MainWindow, AppCore]]
 
 
 def intent_ids(window: MainWindow) -> list[str]:

@@ -11,7 +11,7 @@ from pytestqt.qtbot import QtBot
 
 from intentd.daemon.client import Client
 from intentd.daemon.testing import DaemonProcess, make_workspace
-from intentd.gui.core import Core
+from intentd.gui.app_core import AppCore
 from intentd.gui.views.main_window import MainWindow
 from tests.server.helpers import open_session
 
@@ -23,7 +23,7 @@ def names(window: MainWindow) -> list[str]:
 
 def test_namesakes_are_told_apart_and_a_deleted_folder_is_dropped(
         daemon: DaemonProcess, short_dir: Path, qtbot: QtBot,
-        make_window: Callable[..., tuple[MainWindow, Core]]) -> None:
+        make_window: Callable[..., tuple[MainWindow, AppCore]]) -> None:
     work = make_workspace(short_dir / "work" / "app").resolve()
     play = make_workspace(short_dir / "play" / "app").resolve()
     with Client(daemon.socket_path, timeout=20) as agent:

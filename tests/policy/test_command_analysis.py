@@ -6,7 +6,7 @@ from typing import Any, cast
 
 import pytest
 
-from intentd.daemon.policy.command_analysis import (
+from intentd.daemon.policy.command.analysis import (
     MAX_COMMAND_LENGTH,
     CommandAnalysis,
     SimpleCommand,

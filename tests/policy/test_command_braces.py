@@ -12,8 +12,8 @@ import subprocess
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from intentd.daemon.policy.command_braces import TooManyWords, expand_braces
-from intentd.daemon.policy.command_words import unquote
+from intentd.daemon.policy.command.braces import TooManyWords, expand_braces
+from intentd.daemon.policy.command.words import unquote
 
 PIECES = ["{", "}", ",", "a", "b", ".", "..", "1", "3", "x{", "}y", "''", "'", '"', "\\", "\\{",
           "{a,b}", "{1..3}", "{a..c}", ".env", "/", "../", "{,}", "{..", "..}"]

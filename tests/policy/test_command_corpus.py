@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from intentd.daemon.policy.command_rules import CommandRules, decide_command
+from intentd.daemon.policy.command.rules import CommandRules, decide_command
 
 # The rules from the example: an agent will try to smuggle work past exactly these.
 RULES = CommandRules(allow=("npm test", "npm run *", "git status", "ls *", "cat *"),

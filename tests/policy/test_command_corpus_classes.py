@@ -11,7 +11,7 @@ from dataclasses import replace
 
 import pytest
 
-from intentd.daemon.policy.command_rules import CommandRules, decide_command
+from intentd.daemon.policy.command.rules import CommandRules, decide_command
 from intentd.daemon.policy.config import AutoApprove, Policy
 
 AUTO = ("allow", "read_only")

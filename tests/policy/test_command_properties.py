@@ -8,8 +8,8 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from intentd.daemon.policy.command_analysis import CommandAnalysis, analyze
-from intentd.daemon.policy.command_rules import CommandRules, decide_command
+from intentd.daemon.policy.command.analysis import CommandAnalysis, analyze
+from intentd.daemon.policy.command.rules import CommandRules, decide_command
 
 # No example database: nothing is written into the working folder.
 FAST = settings(max_examples=200, deadline=None, database=None,

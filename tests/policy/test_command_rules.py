@@ -6,9 +6,9 @@ from typing import Any, Literal, cast
 
 import pytest
 
-from intentd.daemon.policy import command_rules
-from intentd.daemon.policy.command_globs import glob_could_extend
-from intentd.daemon.policy.command_rules import CommandRules, decide_command, glob_matches
+from intentd.daemon.policy.command import rules as command_rules
+from intentd.daemon.policy.command.globs import glob_could_extend
+from intentd.daemon.policy.command.rules import CommandRules, decide_command, glob_matches
 
 Default = Literal["ask", "deny"]
 

@@ -12,12 +12,12 @@ from intentd.daemon import protocol
 from intentd.daemon.client import Client
 from intentd.daemon.sandbox.landlock import FORCE_ABI_ENV, kernel_abi
 from intentd.daemon.testing import DaemonProcess, make_workspace
-from intentd.gui.core import Core
+from intentd.gui.app_core import AppCore
 from intentd.gui.views.main_window import MainWindow
 from tests.gui.conftest import OpenedUrls
 from tests.server.helpers import open_session
 
-MakeWindow = Callable[..., tuple[MainWindow, Core]]
+MakeWindow = Callable[..., tuple[MainWindow, AppCore]]
 pytestmark = [pytest.mark.gui, pytest.mark.qt_log_level_fail("WARNING"),
               pytest.mark.qt_log_ignore(r"This plugin does not support propagateSizeHints\(\)")]
 
@@ -25,10 +25,10 @@ pytestmark = [pytest.mark.gui, pytest.mark.qt_log_level_fail("WARNING"),
 @pytest.fixture
 def make_window(qtbot: QtBot) -> Iterator[MakeWindow]:
     """A main window on a socket, connected and loaded."""
-    cores: list[Core] = []
+    cores: list[AppCore] = []
 
-    def make(socket_path: Path, workspace: Path) -> tuple[MainWindow, Core]:
-        core = Core.create(socket_path, [str(workspace)])
+    def make(socket_path: Path, workspace: Path) -> tuple[MainWindow, AppCore]:
+        core = AppCore.create(socket_path, [str(workspace)])
         window = MainWindow(core, str(workspace), open_url=OpenedUrls())
         qtbot.addWidget(window)
         window.show()

@@ -12,7 +12,6 @@ import pytest
 
 from intentd.daemon.checkpoints import CheckpointStore
 from intentd.daemon.cli import main
-from intentd.daemon.engine.statedir import checkpoints_dir
 from intentd.daemon.setup.doctor.daemon import check_socket
 from intentd.daemon.setup.doctor.result import CheckResult
 from intentd.daemon.setup.doctor.system import (
@@ -24,6 +23,7 @@ from intentd.daemon.setup.doctor.system import (
 from intentd.daemon.setup.doctor.workspace import check_checkpoints, check_workspace
 from intentd.daemon.setup.init import init_workspace
 from intentd.daemon.testing import DaemonProcess, make_workspace, write_policy
+from intentd.daemon.utils.statedir import checkpoints_dir
 
 
 @pytest.fixture

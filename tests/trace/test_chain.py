@@ -12,9 +12,9 @@ import pytest
 from intentd.daemon import protocol
 from intentd.daemon.client import Client
 from intentd.daemon.engine.ledger import Ledger, read_ledger, segments
-from intentd.daemon.engine.statedir import workspace_state_dir
 from intentd.daemon.testing import DaemonProcess
 from intentd.daemon.trace.chain import verify
+from intentd.daemon.utils.statedir import workspace_state_dir
 from tests.trace.scripted import Agent
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from intentd.daemon.engine.context import CallContext
 from intentd.daemon.engine.decision import Decision
-from intentd.daemon.engine.paths import PathRefused, resolve
-from intentd.daemon.policy.command_gitplaces import planted_git_config
+from intentd.daemon.policy.command.gitplaces import planted_git_config
+from intentd.daemon.utils.paths import PathRefused, resolve
 
 IGNORE_SOURCES = ".orchestration/ignore, .clineignore or .rooignore"
 # Read-only commands that walk folders on their own, or flags that make them do so: with

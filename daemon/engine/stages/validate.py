@@ -6,10 +6,10 @@ from typing import Any
 
 from intentd.daemon.engine.context import CallContext
 from intentd.daemon.engine.decision import Decision
-from intentd.daemon.engine.paths import PathRefused, resolve
 from intentd.daemon.tools.base import ToolKind
 from intentd.daemon.tools.registry import BUILTIN_TOOLS, lookup
 from intentd.daemon.tools.schema import SchemaError, validate
+from intentd.daemon.utils.paths import PathRefused, resolve
 
 
 class ValidateStage:

@@ -13,7 +13,7 @@ from intentd.daemon.intents_edit.edits import NewIntent
 from intentd.daemon.intents_edit.preview import ScopePreviewer
 from intentd.daemon.intents_edit.store import EditRefused, IntentsFileEditor, Snapshot
 from intentd.daemon.server.core import DaemonCore
-from intentd.daemon.server.rpc import MethodTable, Params, RpcError, bad_params
+from intentd.daemon.server.rpc import MethodError, MethodTable, Params, bad_params
 
 MAX_LINES = 10_000      # lines of one scope in a request
 MAX_TEXT = 4096         # characters of one glob, name, constraint
@@ -38,9 +38,9 @@ def short(params: Params, name: str) -> str:
     return str(value)
 
 
-def refused(exc: EditRefused) -> RpcError:
+def refused(exc: EditRefused) -> MethodError:
     code = protocol.INTENTS_CONFLICT if exc.conflict else protocol.INTENTS_INVALID
-    return RpcError(code, exc.message, exc.data())
+    return MethodError(code, exc.message, exc.data())
 
 
 def register(table: MethodTable, core: DaemonCore) -> None:

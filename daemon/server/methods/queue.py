@@ -10,7 +10,7 @@ from intentd.daemon.grants.model import Grant, GrantRefused, derive_grant, grant
 from intentd.daemon.grants.requests import GrantRequests
 from intentd.daemon.server.approvals import Approval
 from intentd.daemon.server.core import DaemonCore
-from intentd.daemon.server.rpc import MethodTable, Params, RpcError, bad_params
+from intentd.daemon.server.rpc import MethodError, MethodTable, Params, bad_params
 from intentd.daemon.trust.sides import Side
 
 MAX_BATCH = 1000
@@ -112,7 +112,7 @@ def register(table: MethodTable, core: DaemonCore) -> None:
         if not core.trust.is_app(conn):
             reason = "a grant asked for outside the app is confirmed only in the desktop app"
             core.trust.record_refusal(conn, protocol.GRANTS_CONFIRM, params.raw, reason)
-            raise RpcError(protocol.PERSON_ONLY, reason, {"method": protocol.GRANTS_CONFIRM})
+            raise MethodError(protocol.PERSON_ONLY, reason, {"method": protocol.GRANTS_CONFIRM})
         approved = decision == protocol.APPROVE
         request = requests.take(params.text("request_id"), "approved" if approved else "rejected")
         if request is None:

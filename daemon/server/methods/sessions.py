@@ -10,14 +10,14 @@ from intentd.daemon.engine.session import Mode, Session
 from intentd.daemon.sandbox.status import sandbox_status
 from intentd.daemon.server.core import DaemonCore
 from intentd.daemon.server.methods.tools import call_tool
-from intentd.daemon.server.rpc import MethodTable, Params, RpcError, bad_params
+from intentd.daemon.server.rpc import MethodError, MethodTable, Params, bad_params
 
 
 def register(table: MethodTable, core: DaemonCore) -> None:
     async def initialize(conn: Any, params: Params) -> dict[str, Any]:
         version = params.raw.get("protocol_version", protocol.PROTOCOL_VERSION)
         if version != protocol.PROTOCOL_VERSION:
-            raise RpcError(protocol.UNSUPPORTED_VERSION, f"protocol version {version!r} is not "
+            raise MethodError(protocol.UNSUPPORTED_VERSION, f"protocol version {version!r} is not "
                            f"supported; this daemon speaks {protocol.PROTOCOL_VERSION}")
         conn.client_name = str(params.raw.get("client", "client"))[:100]
         answer: dict[str, Any] = {"protocol_version": protocol.PROTOCOL_VERSION,

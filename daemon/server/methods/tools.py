@@ -10,7 +10,7 @@ from intentd.daemon.engine.decision import Decision, Verdict
 from intentd.daemon.engine.engine import Outcome
 from intentd.daemon.engine.session import Session
 from intentd.daemon.server.core import DaemonCore
-from intentd.daemon.server.rpc import MethodTable, Params, RpcError
+from intentd.daemon.server.rpc import MethodError, MethodTable, Params
 from intentd.daemon.tools.registry import BUILTIN_TOOLS
 
 
@@ -21,7 +21,7 @@ async def call_tool(core: DaemonCore, session: Session, tool: Any, args: Any,
     ev = core.engine.evaluate(session, tool, args, batch)
     try:
         decision, approved_by, answer = await core.decide(ev, timeout, native_prompt and not run)
-    except RpcError:  # the daemon is stopping: the refusal still goes in the ledger
+    except MethodError:  # the daemon is stopping: the refusal still goes in the ledger
         core.engine.refuse(ev, Decision.deny("approval", "the daemon stopped before a person answered"))
         raise
     except asyncio.CancelledError:
@@ -75,7 +75,7 @@ def register(table: MethodTable, core: DaemonCore) -> None:
         outcome = await core.in_thread(core.engine.report, session, params.text("call_id"), ok,
                                        output)
         if outcome is None:
-            raise RpcError(protocol.INVALID_PARAMS, "call_id is not an authorized call of this "
+            raise MethodError(protocol.INVALID_PARAMS, "call_id is not an authorized call of this "
                            "session awaiting its report", {"param": "call_id"})
         audit = outcome.result.data.get("scope_audit") if outcome.result else None
         # what the scope audit found and undid; its message is for the hook to hand the agent

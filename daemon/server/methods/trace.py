@@ -6,13 +6,13 @@ from pathlib import Path
 from typing import Any
 
 from intentd.daemon import protocol
-from intentd.daemon.engine.statedir import workspace_state_dir
 from intentd.daemon.engine.workspace import Workspace
 from intentd.daemon.server.core import DaemonCore
 from intentd.daemon.server.rpc import MethodTable, Params, bad_params
 from intentd.daemon.trace.blame import BlameLine, blame
 from intentd.daemon.trace.chain import against_head, verify
 from intentd.daemon.trace.contents import MAX_KEPT_BYTES, ContentStore
+from intentd.daemon.utils.statedir import workspace_state_dir
 
 MAX_BLAME_BYTES = MAX_KEPT_BYTES
 

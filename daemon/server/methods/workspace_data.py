@@ -7,11 +7,11 @@ from typing import Any
 
 from intentd.daemon import protocol
 from intentd.daemon.engine.ledger_index import BadQuery, LedgerQuery, ledger_index
-from intentd.daemon.engine.statedir import workspace_state_dir
 from intentd.daemon.engine.workspace import Workspace
 from intentd.daemon.server.core import DaemonCore, clean_overrides, overrides_path
-from intentd.daemon.server.rpc import MethodTable, Params, RpcError, bad_params
+from intentd.daemon.server.rpc import MethodError, MethodTable, Params, bad_params
 from intentd.daemon.server.settings_requests import SettingsRequests, widening
+from intentd.daemon.utils.statedir import workspace_state_dir
 
 
 def register(table: MethodTable, core: DaemonCore) -> None:
@@ -31,7 +31,7 @@ def register(table: MethodTable, core: DaemonCore) -> None:
         try:
             return await core.in_thread(run)
         except CheckpointError as exc:
-            raise RpcError(protocol.CHECKPOINT_ERROR, str(exc)) from None
+            raise MethodError(protocol.CHECKPOINT_ERROR, str(exc)) from None
 
     async def checkpoints_list(conn: Any, params: Params) -> dict[str, Any]:
         listed = await checkpoint_op(params, "list")
@@ -88,7 +88,7 @@ def register(table: MethodTable, core: DaemonCore) -> None:
         if not core.trust.is_app(conn):
             reason = "widening auto-approval is confirmed only in the desktop app"
             core.trust.record_refusal(conn, protocol.SETTINGS_CONFIRM, params.raw, reason)
-            raise RpcError(protocol.PERSON_ONLY, reason, {"method": protocol.SETTINGS_CONFIRM})
+            raise MethodError(protocol.PERSON_ONLY, reason, {"method": protocol.SETTINGS_CONFIRM})
         approved = decision == protocol.APPROVE
         request = requests.take(params.text("confirmation_id"), workspace.root_str,
                                 "approved" if approved else "rejected")

@@ -12,7 +12,6 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from intentd.daemon.engine.statedir import state_home
 from intentd.daemon.sandbox.status import NETWORK_ABI, sandbox_status
 from intentd.daemon.setup.doctor.result import (
     CheckResult,
@@ -23,6 +22,7 @@ from intentd.daemon.setup.doctor.result import (
     warn,
 )
 from intentd.daemon.setup.units import SERVICE_UNIT, user_unit_dir
+from intentd.daemon.utils.statedir import state_home
 
 # Starting a QGuiApplication is the only sure test that a platform plugin loads (missing
 # xcb-cursor or EGL libraries show up only then), and a child process keeps a crash or an

@@ -32,7 +32,7 @@ def check_workspace(root: Path) -> list[CheckResult]:
 def check_checkpoints(root: Path, home: Path | None = None) -> CheckResult:
     """The workspace's checkpoint store, if it has one: private, writable, and readable."""
     from intentd.daemon.checkpoints import CheckpointError, CheckpointStore
-    from intentd.daemon.engine.statedir import checkpoints_dir
+    from intentd.daemon.utils.statedir import checkpoints_dir
 
     if not root.is_dir():
         return skip("checkpoints", f"{root} is not a folder")
@@ -145,8 +145,8 @@ def _process_watches(pid: str) -> int:
 
 
 def _check_policy(path: Path) -> tuple[CheckResult, tuple[str, ...]]:
-    from intentd.daemon.engine.yamlfile import ConfigError
     from intentd.daemon.policy.config import load_policy
+    from intentd.daemon.utils.yamlfile import ConfigError
 
     if not path.exists():
         return ok("policy file", f"no {path}: the defaults apply"), DEFAULT_STATUSES
@@ -161,7 +161,7 @@ def _check_policy(path: Path) -> tuple[CheckResult, tuple[str, ...]]:
 
 def _check_intents(root: Path, path: Path, statuses: tuple[str, ...]) -> CheckResult:
     from intentd.daemon.engine.intents import load_intents
-    from intentd.daemon.engine.yamlfile import ConfigError
+    from intentd.daemon.utils.yamlfile import ConfigError
 
     if not path.exists():
         return fail("intents file", f"no {path}: every tool that changes something is refused",

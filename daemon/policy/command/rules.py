@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from intentd.daemon.policy.command_analysis import CommandAnalysis, SimpleCommand, analyze
-from intentd.daemon.policy.command_globs import glob_could_extend, glob_matches
+from intentd.daemon.policy.command.analysis import CommandAnalysis, SimpleCommand, analyze
+from intentd.daemon.policy.command.globs import glob_could_extend, glob_matches
 
 __all__ = ["CommandRules", "CommandVerdict", "Outcome", "decide_command", "glob_matches"]
 

@@ -7,14 +7,14 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
-from intentd.daemon.policy.command_effects import path_args, write_targets
-from intentd.daemon.policy.command_git import git_start_dirs
-from intentd.daemon.policy.command_inspect import reveals
-from intentd.daemon.policy.command_readonly import READ_ONLY, classify
-from intentd.daemon.policy.command_syntax import RawCommand, parse_syntax
-from intentd.daemon.policy.command_types import Redirect, SimpleCommand
-from intentd.daemon.policy.command_walks import follows_links, walk_reason
-from intentd.daemon.policy.command_words import (
+from intentd.daemon.policy.command.effects import path_args, write_targets
+from intentd.daemon.policy.command.git import git_start_dirs
+from intentd.daemon.policy.command.inspect import reveals
+from intentd.daemon.policy.command.readonly import READ_ONLY, classify
+from intentd.daemon.policy.command.syntax import RawCommand, parse_syntax
+from intentd.daemon.policy.command.types import Redirect, SimpleCommand
+from intentd.daemon.policy.command.walks import follows_links, walk_reason
+from intentd.daemon.policy.command.words import (
     Word,
     assignment_name,
     is_harmless_assignment,
@@ -22,7 +22,7 @@ from intentd.daemon.policy.command_words import (
     is_risky_name,
     plain_ascii,
 )
-from intentd.daemon.policy.command_wrappers import WRAPPERS, Unwrap, unwrap
+from intentd.daemon.policy.command.wrappers import WRAPPERS, Unwrap, unwrap
 
 MAX_CODE_DEPTH = 32     # bash -c "bash -c '…'" nesting followed before giving up (opaque)
 MAX_WRAPPERS = 8        # sudo timeout nice env … layers followed before giving up

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from intentd.daemon.policy.command_options import operands
-from intentd.daemon.policy.command_readonly import READ_ONLY
+from intentd.daemon.policy.command.options import operands
+from intentd.daemon.policy.command.readonly import READ_ONLY
 
 # Programs whose arguments are not files (echo's words, tr's sets, which's names).
 _NO_PATHS = frozenset(name for name, rule in READ_ONLY.items() if not rule.reads_paths)

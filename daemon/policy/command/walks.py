@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from intentd.daemon.policy.command_options import matches_long, short_letters
+from intentd.daemon.policy.command.options import matches_long, short_letters
 
 Walk = Callable[[Sequence[str]], "str | None"]
 

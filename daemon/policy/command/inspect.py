@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
-from intentd.daemon.policy.command_options import matches_long, operands, short_letters
-from intentd.daemon.policy.command_words import is_plain_variable
+from intentd.daemon.policy.command.options import matches_long, operands, short_letters
+from intentd.daemon.policy.command.words import is_plain_variable
 
 # jq builtins and keywords that read what the filter does not show: the environment
 # (`env`, `$ENV`) and modules from the library path (`import`, `include`). `.env` is a

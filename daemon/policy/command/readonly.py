@@ -5,17 +5,17 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from intentd.daemon.policy.command_git import check_git
-from intentd.daemon.policy.command_inspect import (
+from intentd.daemon.policy.command.git import check_git
+from intentd.daemon.policy.command.inspect import (
     check_env,
     check_jq,
     check_printenv,
     check_xxd,
     refuse_output,
 )
-from intentd.daemon.policy.command_options import matches_long, operands, short_letters
-from intentd.daemon.policy.command_sed import check_sed
-from intentd.daemon.policy.command_words import Word
+from intentd.daemon.policy.command.options import matches_long, operands, short_letters
+from intentd.daemon.policy.command.sed import check_sed
+from intentd.daemon.policy.command.words import Word
 
 Check = Callable[[Sequence[str]], "str | None"]
 

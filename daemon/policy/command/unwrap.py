@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from intentd.daemon.policy.command_words import Word
+from intentd.daemon.policy.command.words import Word
 
 
 @dataclass(frozen=True, slots=True)

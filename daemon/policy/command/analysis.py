@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import functools
 
-from intentd.daemon.policy.command_resolve import Findings, Resolver
-from intentd.daemon.policy.command_types import CommandAnalysis, Redirect, SimpleCommand
-from intentd.daemon.policy.command_words import suspicious_character
+from intentd.daemon.policy.command.resolve import Findings, Resolver
+from intentd.daemon.policy.command.types import CommandAnalysis, Redirect, SimpleCommand
+from intentd.daemon.policy.command.words import suspicious_character
 
 __all__ = ["MAX_COMMAND_LENGTH", "CommandAnalysis", "Redirect", "SimpleCommand", "analyze"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from intentd.daemon.policy.command_options import long_name, matches_long
+from intentd.daemon.policy.command.options import long_name, matches_long
 
 # Commands that only print, move through the input or edit the pattern/hold space.
 _PLAIN_COMMANDS = frozenset("pPlqQnNdDgGhHxz=")

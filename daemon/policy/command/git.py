@@ -5,7 +5,7 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Callable, Sequence
 
-from intentd.daemon.policy.command_options import matches_long, operands, short_letters
+from intentd.daemon.policy.command.options import matches_long, operands, short_letters
 
 # Global options (before the subcommand) that are safe; `-C DIR` is handled apart.
 # `--bare`, `--git-dir` and `--work-tree` are not: they make git read a repository (and its

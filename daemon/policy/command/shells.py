@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from intentd.daemon.policy.command_unwrap import Unwrap
-from intentd.daemon.policy.command_words import Word
+from intentd.daemon.policy.command.unwrap import Unwrap
+from intentd.daemon.policy.command.words import Word
 
 # Shells whose language bashlex does not speak: their code is never seen through.
 _FOREIGN = frozenset({"fish", "csh", "tcsh"})

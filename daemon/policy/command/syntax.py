@@ -8,9 +8,9 @@ from typing import Any
 
 import bashlex
 
-from intentd.daemon.policy.command_braces import TooManyWords, expand_braces
-from intentd.daemon.policy.command_types import Redirect
-from intentd.daemon.policy.command_words import (
+from intentd.daemon.policy.command.braces import TooManyWords, expand_braces
+from intentd.daemon.policy.command.types import Redirect
+from intentd.daemon.policy.command.words import (
     Word,
     assignment_name,
     has_unquoted_pattern,

@@ -10,7 +10,7 @@ from PySide6.QtCore import QObject
 from intentd.gui.commands import DaemonCommands
 from intentd.gui.connection import DaemonConnection
 from intentd.gui.state.activity import ActivityLog
-from intentd.gui.state.approvals import ApprovalQueue
+from intentd.gui.state.approvals import PendingApprovals
 from intentd.gui.state.workspaces import WorkspaceRegistry
 from intentd.gui.sync import StateSync
 
@@ -18,9 +18,9 @@ CLIENT_NAME = "intentd-gui 0.1"
 
 
 @dataclass
-class Core:
+class AppCore:
     connection: DaemonConnection
-    approvals: ApprovalQueue
+    approvals: PendingApprovals
     workspaces: WorkspaceRegistry
     activity: ActivityLog
     sync: StateSync
@@ -28,9 +28,9 @@ class Core:
 
     @classmethod
     def create(cls, socket_path: Path, extra_workspaces: list[str] | None = None,
-               parent: QObject | None = None) -> Core:
+               parent: QObject | None = None) -> AppCore:
         connection = DaemonConnection(socket_path, CLIENT_NAME, parent)
-        approvals = ApprovalQueue(parent)
+        approvals = PendingApprovals(parent)
         workspaces = WorkspaceRegistry(parent)
         activity = ActivityLog(parent)
         sync = StateSync(connection, approvals, workspaces, activity, extra_workspaces, parent)

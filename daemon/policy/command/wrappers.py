@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from intentd.daemon.policy.command_shells import shell_unwrap
-from intentd.daemon.policy.command_unwrap import Options, Unwrap, parse_options
-from intentd.daemon.policy.command_words import Word, literal
+from intentd.daemon.policy.command.shells import shell_unwrap
+from intentd.daemon.policy.command.unwrap import Options, Unwrap, parse_options
+from intentd.daemon.policy.command.words import Word, literal
 
 __all__ = ["WRAPPERS", "Unwrap", "unwrap"]
 
