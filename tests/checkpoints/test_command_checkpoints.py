@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from intentd.daemon.checkpoints import CheckpointStore, capture
-from intentd.daemon.policy.ignore import CheckpointIgnore as PolicyIgnore
+from intentd.daemon.policy.ignore import IgnoreRules as PolicyIgnore
 
 from .conftest import StoreFactory, tree, write
 

@@ -10,7 +10,7 @@ import pytest
 
 from intentd.daemon.checkpoints.ignore import CheckpointIgnore, compile_lines
 from intentd.daemon.checkpoints.scan import scan
-from intentd.daemon.policy.ignore import CheckpointIgnore as PolicyIgnore
+from intentd.daemon.policy.ignore import IgnoreRules as PolicyIgnore
 
 from .conftest import StoreFactory, write
 
