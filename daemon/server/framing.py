@@ -34,6 +34,6 @@ async def _skip_to_newline(reader: asyncio.StreamReader, available: int) -> None
             # What follows the newline belongs to the next message: give it back.
             rest = chunk[chunk.index(b"\n") + 1:]
             if rest:
-                reader._buffer[:0] = rest  # noqa: SLF001 - StreamReader has no unread()
+                reader._buffer[:0] = rest  # type: ignore[attr-defined]  # StreamReader has no unread()
             return
         available = 65536

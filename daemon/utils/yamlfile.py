@@ -109,7 +109,7 @@ def _scalar(node: yaml.Node, path: Path | str) -> Any:
     if not isinstance(node, yaml.ScalarNode):
         raise ConfigError(path, node.start_mark.line + 1, "a key must be a plain value")
     try:
-        return yaml.SafeLoader("").construct_object(node)  # type: ignore[no-untyped-call]
+        return yaml.SafeLoader("").construct_object(node)  # type: ignore[no-untyped-call,unused-ignore]  # stubs differ
     except yaml.YAMLError as exc:
         raise ConfigError(path, node.start_mark.line + 1, f"invalid value: {exc}") from None
 
