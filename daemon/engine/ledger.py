@@ -32,6 +32,8 @@ ARCHIVE = re.compile(r"^(?P<stem>.+)\.(?P<number>\d+)\.jsonl$")
 GENESIS = "0" * 64  # the `prev` of the first line of a ledger that had none before it
 CHAIN_KEY = b'"chain": {"seq": '
 CHAIN_TAIL = re.compile(rb'"chain": \{"seq": (\d+), "prev": "([0-9a-f]{64})"\}\}\n?$')
+# json.dumps(entry, ensure_ascii=False, default=str), without building an encoder per line
+_encode = json.JSONEncoder(ensure_ascii=False, default=str).encode
 
 
 class LedgerUnwritable(OSError):
@@ -75,10 +77,9 @@ class Ledger:
         if "chain" in entry:
             entry = {k: v for k, v in entry.items() if k != "chain"}
         # backslashreplace: a lone surrogate (bad text from a client) is kept as its \\u escape
-        body = json.dumps(entry, ensure_ascii=False, default=str).encode("utf-8", "backslashreplace")
+        body = _encode(entry).encode("utf-8", "backslashreplace")
         with self._locked():
-            self._follow_rotation()
-            st = os.fstat(self._fd)
+            st = self._follow_rotation()
             end = st.st_size
             if (st.st_ino, end) != self._head_at:
                 self._load_head()
@@ -147,8 +148,8 @@ class Ledger:
         self.problem = problem
         raise LedgerUnwritable(problem)
 
-    def _follow_rotation(self) -> None:
-        """Another process rotated the file: write to the new live file."""
+    def _follow_rotation(self) -> os.stat_result:
+        """Another process rotated the file: write to the new live file. Returns its fstat."""
         try:
             current = os.stat(self.path)
         except FileNotFoundError:
@@ -157,6 +158,8 @@ class Ledger:
         if current is None or (current.st_ino, current.st_dev) != (mine.st_ino, mine.st_dev):
             os.close(self._fd)
             self._fd = self._open()
+            mine = os.fstat(self._fd)
+        return mine
 
     def _rotate(self) -> None:
         numbers = [n for n, _ in archives(self.path)]
