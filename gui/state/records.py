@@ -1,16 +1,22 @@
-"""Immutable records parsed from the daemon's JSON (docs/protocol.md), tolerant of missing keys."""
+"""What the app holds of the daemon's answers: the protocol's typed shapes
+(intentd.daemon.protocol.messages), with what the views need of them added.
+
+Parsing is the protocol's, tolerant of missing and mistyped keys.
+"""
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from intentd.daemon.protocol import messages as wire
 
-def _str(data: dict[str, Any], key: str, default: str = "") -> str:
+
+def _str(data: dict[str, Any], key: str) -> str:
     value = data.get(key)
-    return default if value is None else str(value)
+    return "" if value is None else str(value)
 
 
 def _strs(data: dict[str, Any], key: str) -> tuple[str, ...]:
@@ -18,23 +24,8 @@ def _strs(data: dict[str, Any], key: str) -> tuple[str, ...]:
     return tuple(str(v) for v in value) if isinstance(value, list) else ()
 
 
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
 def _dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
-
-
-def _seconds(value: Any) -> float:
-    if isinstance(value, int | float):
-        return float(value)
-    if isinstance(value, str):
-        try:
-            return datetime.fromisoformat(value).timestamp()
-        except ValueError:
-            return 0.0
-    return 0.0
 
 
 def workspace_name(path: str) -> str:
@@ -45,92 +36,19 @@ def local_clock(seconds: float) -> str:
     return datetime.fromtimestamp(seconds).strftime("%H:%M:%S") if seconds else ""
 
 
-@dataclass(frozen=True)
-class ConfigError:
-    file: str
-    line: int | None
-    message: str
-
-    @classmethod
-    def from_json(cls, data: Any) -> ConfigError | None:
-        if not isinstance(data, dict):
-            return None
-        line = data.get("line")
-        return cls(_str(data, "file"), line if isinstance(line, int) else None,
-                   _str(data, "message"))
-
-    def __str__(self) -> str:
-        where = f"{self.file}:{self.line}" if self.line is not None else self.file
-        return f"{where}: {self.message}"
-
-
-@dataclass(frozen=True)
-class Approval:
-    id: str
-    workspace: str
-    session_id: str
-    agent: str
-    intent_id: str | None
-    tool: str
-    args: dict[str, Any]
-    stage: str
-    reason: str
-    diff: str | None
-    created_at: float
-    batch: str | None = None
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Approval:
-        return cls(
-            id=_str(data, "id"), workspace=_str(data, "workspace"),
-            session_id=_str(data, "session_id"), agent=_str(data, "agent"),
-            intent_id=data.get("intent_id") or None, tool=_str(data, "tool"),
-            args=_dict(data.get("args")), stage=_str(data, "stage"),
-            reason=_str(data, "reason"),
-            diff=data["diff"] if isinstance(data.get("diff"), str) else None,
-            created_at=_seconds(data.get("created_at")), batch=data.get("batch") or None)
-
-    @property
-    def target(self) -> str:
-        """What the call acts on: a path, a command, or the first arguments."""
-        for key in ("path", "command", "cmd", "url", "server_name"):
-            if isinstance(self.args.get(key), str):
-                return str(self.args[key])
-        return ", ".join(f"{k}={v!r}"[:60] for k, v in list(self.args.items())[:2])
-
-    @property
-    def target_line(self) -> str:
-        """The first line of the target: what fits a table cell or a heading."""
-        return self.target.splitlines()[0] if self.target else ""
-
-    @property
-    def session_label(self) -> str:
-        return f"{self.session_id} ({self.agent or 'unknown agent'})"
-
-
-@dataclass(frozen=True)
-class Intent:
-    id: str
-    name: str
-    status: str
-    owned_scope: tuple[str, ...]
-    constraints: tuple[str, ...]
-    acceptance_criteria: tuple[str, ...]
-    selectable: bool
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Intent:
-        return cls(id=_str(data, "id"), name=_str(data, "name"), status=_str(data, "status"),
-                   owned_scope=_strs(data, "owned_scope"),
-                   constraints=_strs(data, "constraints"),
-                   acceptance_criteria=_strs(data, "acceptance_criteria"),
-                   selectable=bool(data.get("selectable", False)),
-                   extra=_dict(data.get("extra")))
+# The shapes the app keeps as the daemon sends them.
+Approval = wire.Approval
+ConfigError = wire.ConfigError
+Intent = wire.Intent
+Checkpoint = wire.Checkpoint
+FileDiff = wire.FileDiff
+WatchCoverage = wire.WatchCoverage
 
 
 @dataclass(frozen=True)
 class LedgerEntry:
+    """A ledger entry (wire.LedgerEntry) as the app lists it: flat, with what its receipt says."""
+
     call_id: str
     time: str  # ISO 8601, UTC
     workspace: str
@@ -152,24 +70,26 @@ class LedgerEntry:
     checkpoint_coverage: str = ""  # how its checkpoint found changes, when not by the watcher alone
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> LedgerEntry:
-        intent, receipt = _dict(data.get("intent")), _dict(data.get("receipt"))
-        facts = _dict(receipt.get("data"))
-        sandbox, audit = _dict(facts.get("sandbox")), _dict(facts.get("scope_audit"))
+    def from_json(cls, data: Any) -> LedgerEntry:
+        return cls.from_wire(wire.LedgerEntry.from_json(data))
+
+    @classmethod
+    def from_wire(cls, entry: wire.LedgerEntry) -> LedgerEntry:
+        """The entry as the app lists it: the call, its decision, and what its receipt says."""
+        intent, receipt = entry.intent, entry.receipt
+        sandbox = _dict(receipt.data.get("sandbox"))
+        audit = _dict(receipt.data.get("scope_audit"))
         confined = sandbox.get("confined")
-        return cls(call_id=_str(intent, "id"), time=_str(intent, "time"),
-                   workspace=_str(intent, "workspace"), session=_str(intent, "session"),
-                   agent=_str(intent, "agent"), intent_id=intent.get("intent_id") or None,
-                   tool=_str(intent, "tool"), decision=_str(data, "decision"),
-                   stage=_str(data, "stage"), reason=_str(data, "reason"),
-                   approved_by=data.get("approved_by") or None,
-                   result=_str(receipt, "result"),
+        return cls(call_id=intent.id, time=intent.time, workspace=intent.workspace,
+                   session=intent.session, agent=intent.agent, intent_id=intent.intent_id,
+                   tool=intent.tool, decision=entry.decision, stage=entry.stage,
+                   reason=entry.reason, approved_by=entry.approved_by, result=receipt.result,
                    confined=confined if isinstance(confined, bool) else None,
                    sandbox_note=_str(sandbox, "note"), undone=_strs(audit, "undone"),
                    out_of_scope=tuple(str(item[0]) for item in audit.get("out_of_scope") or []
                                       if isinstance(item, list) and item),
-                   checkpoint_id=_str(receipt, "checkpoint_id") or None,
-                   checkpoint_coverage=_str(receipt, "checkpoint_coverage"))
+                   checkpoint_id=receipt.checkpoint_id,
+                   checkpoint_coverage=receipt.checkpoint_coverage)
 
     @property
     def local_time(self) -> str:
@@ -177,57 +97,3 @@ class LedgerEntry:
             return datetime.fromisoformat(self.time).astimezone().strftime("%H:%M:%S")
         except ValueError:
             return self.time
-
-
-@dataclass(frozen=True)
-class Checkpoint:
-    id: str
-    created_at: float
-    label: str
-    kind: str
-    files: tuple[str, ...]
-    coverage: str = ""  # how it found changes, when not by the file watcher alone (a scan)
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Checkpoint:
-        return cls(id=_str(data, "id"), created_at=_seconds(data.get("created_at")),
-                   label=_str(data, "label"), kind=_str(data, "kind"),
-                   files=_strs(data, "files"), coverage=_str(data, "coverage"))
-
-
-@dataclass(frozen=True)
-class WatchCoverage:
-    """How much of a workspace the daemon's file watcher sees (`checkpoints/list` "coverage")."""
-
-    mode: str  # "watched", "partial" (some folders scanned instead) or "scanning" (all are)
-    watched_folders: int
-    unwatched_count: int
-    unwatched: tuple[str, ...]  # the first few
-    reason: str
-    overflows: int = 0
-
-    @classmethod
-    def from_json(cls, data: Any) -> WatchCoverage | None:
-        if not isinstance(data, dict) or data.get("mode") not in ("watched", "partial",
-                                                                  "scanning"):
-            return None
-        return cls(mode=str(data["mode"]), watched_folders=_int(data.get("watched_folders")),
-                   unwatched_count=_int(data.get("unwatched_count")),
-                   unwatched=_strs(data, "unwatched"), reason=_str(data, "reason"),
-                   overflows=_int(data.get("overflows")))
-
-    @property
-    def blind_spots(self) -> bool:
-        """Whether some command checkpoints scan instead of reading what the watcher saw."""
-        return self.mode != "watched"
-
-
-@dataclass(frozen=True)
-class FileDiff:
-    path: str
-    status: str
-    unified: str
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> FileDiff:
-        return cls(_str(data, "path"), _str(data, "status"), _str(data, "unified"))

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from typing import Any
 
 from intentd.daemon import __version__, protocol
-from intentd.daemon.engine.session import Mode, Session
+from intentd.daemon.engine.session import Mode
+from intentd.daemon.protocol import messages as m
 from intentd.daemon.sandbox.status import sandbox_status
+from intentd.daemon.server import wire
 from intentd.daemon.server.core import DaemonCore
 from intentd.daemon.server.methods.tools import call_tool
 from intentd.daemon.server.rpc import MethodError, MethodTable, Params, bad_params
@@ -24,7 +27,7 @@ def register(table: MethodTable, core: DaemonCore) -> None:
                                   "server": f"intentd {__version__}", "pid": os.getpid(),
                                   "sandbox": sandbox_status().to_json()}
         if "agent_process" in params.raw:
-            answer["agent_process"] = _record_agent(conn, params, conn.client_name)
+            answer["agent_process"] = _record_agent(conn, params, conn.client_name).to_json()
         return answer
 
     async def sessions_open(conn: Any, params: Params) -> dict[str, Any]:
@@ -35,12 +38,12 @@ def register(table: MethodTable, core: DaemonCore) -> None:
         agent = (params.opt_text("agent") or conn.client_name)[:100]
         session = core.engine.open_session(workspace.root, agent=agent, mode=Mode(mode_name))
         conn.sessions.add(session.id)
-        info = {"session_id": session.id, "workspace": workspace.root_str, "agent": agent,
-                "mode": mode_name}
-        core.bus.publish(protocol.SESSIONS_OPENED, info)
+        opened = m.SessionOpened(session_id=session.id, workspace=workspace.root_str,
+                                 agent=agent, mode=mode_name)
+        core.bus.publish(protocol.SESSIONS_OPENED, opened.to_json())
         if "agent_process" in params.raw:
-            return {**info, "agent_process": _record_agent(conn, params, session.id)}
-        return info
+            opened = replace(opened, agent_process=_record_agent(conn, params, session.id))
+        return opened.to_json()
 
     async def sessions_close(conn: Any, params: Params) -> dict[str, Any]:
         conn.close_session(core.session(params))
@@ -48,26 +51,29 @@ def register(table: MethodTable, core: DaemonCore) -> None:
 
     async def sessions_list(conn: Any, params: Params) -> dict[str, Any]:
         root = core.workspace(params).root_str if params.raw.get("workspace") else None
-        return {"sessions": [session_json(s) for s in list(core.engine.sessions.values())
-                             if root is None or s.workspace.root_str == root]}
+        return m.SessionsList(sessions=tuple(
+            wire.session(s) for s in list(core.engine.sessions.values())
+            if root is None or s.workspace.root_str == root)).to_json()
 
     async def workspaces_list(conn: Any, params: Params) -> dict[str, Any]:
         sessions = list(core.engine.sessions.values())
-        return {"workspaces": [{
-            "workspace": root, "sessions": sum(s.workspace is ws for s in sessions),
-            "pending": len(core.approvals.listing(root)),
-            "errors": [e.to_json() for e in (ws.config.intents_error, ws.config.policy_error) if e],
-        } for root, ws in list(core.engine.workspaces.items())
-            if os.path.isdir(root)]}  # a folder deleted or moved away is no workspace any more
+        return m.WorkspacesList(workspaces=tuple(m.WorkspaceSummary(
+            workspace=root, sessions=sum(s.workspace is ws for s in sessions),
+            pending=len(core.approvals.listing(root)),
+            errors=tuple(e for e in map(wire.config_error, (ws.config.intents_error,
+                                                            ws.config.policy_error)) if e),
+        ) for root, ws in list(core.engine.workspaces.items())
+            if os.path.isdir(root))).to_json()  # a folder deleted or moved away is no workspace
 
     async def intents_list(conn: Any, params: Params) -> dict[str, Any]:
         workspace = core.workspace(params)
         config = workspace.config
-        return {"workspace": workspace.root_str, "intents": config.intents_json(),
-                "error": config.intents_error.to_json() if config.intents_error else None,
-                "warnings": list(config.intents.warnings),
-                "selected": {s.id: s.intent_id for s in list(core.engine.sessions.values())
-                             if s.workspace is workspace and s.intent_id}}
+        return m.IntentsList(
+            workspace=workspace.root_str, intents=wire.intents(config),
+            error=wire.config_error(config.intents_error),
+            warnings=tuple(config.intents.warnings),
+            selected={s.id: s.intent_id for s in list(core.engine.sessions.values())
+                      if s.workspace is workspace and s.intent_id}).to_json()
 
     async def intents_select(conn: Any, params: Params) -> dict[str, Any]:
         session = core.session(params)
@@ -77,10 +83,10 @@ def register(table: MethodTable, core: DaemonCore) -> None:
         return {"decision": {k: answer[k] for k in ("decision", "stage", "reason")},
                 "context": result.get("output") if answer["decision"] == "allow" else None}
 
-    def _record_agent(conn: Any, params: Params, label: str) -> dict[str, Any]:
+    def _record_agent(conn: Any, params: Params, label: str) -> m.AgentProcessNote:
         """The agent process this client works for: its tree is the agent's from now on."""
         why_not = core.trust.record_agent(conn, params.raw["agent_process"], label)
-        return {"recorded": why_not is None, "note": why_not}
+        return m.AgentProcessNote(recorded=why_not is None, note=why_not)
 
     for name, handler in [(protocol.INITIALIZE, initialize), (protocol.SESSIONS_OPEN, sessions_open),
                           (protocol.SESSIONS_CLOSE, sessions_close),
@@ -90,7 +96,3 @@ def register(table: MethodTable, core: DaemonCore) -> None:
                           (protocol.INTENTS_SELECT, intents_select)]:
         table.register(name, handler)
 
-
-def session_json(session: Session) -> dict[str, Any]:
-    return {"session_id": session.id, "workspace": session.workspace.root_str,
-            "agent": session.agent, "mode": session.mode.value, "intent_id": session.intent_id}

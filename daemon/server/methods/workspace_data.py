@@ -8,6 +8,8 @@ from typing import Any
 from intentd.daemon import protocol
 from intentd.daemon.engine.ledger_index import BadQuery, LedgerQuery, ledger_index
 from intentd.daemon.engine.workspace import Workspace
+from intentd.daemon.protocol import messages as m
+from intentd.daemon.server import wire
 from intentd.daemon.server.core import DaemonCore, clean_overrides, overrides_path
 from intentd.daemon.server.rpc import MethodError, MethodTable, Params, bad_params
 from intentd.daemon.server.settings_requests import SettingsRequests, widening
@@ -36,7 +38,8 @@ def register(table: MethodTable, core: DaemonCore) -> None:
     async def checkpoints_list(conn: Any, params: Params) -> dict[str, Any]:
         listed = await checkpoint_op(params, "list")
         coverage = await checkpoint_op(params, "coverage")
-        return {"checkpoints": [c.to_json() for c in listed], "coverage": coverage.to_json()}
+        return m.CheckpointsList(checkpoints=tuple(map(wire.checkpoint, listed)),
+                                 coverage=wire.coverage(coverage)).to_json()
 
     async def checkpoints_diff(conn: Any, params: Params) -> dict[str, Any]:
         against = params.opt_text("against") or "current"
@@ -44,7 +47,7 @@ def register(table: MethodTable, core: DaemonCore) -> None:
             raise bad_params("against", "must be current or next")
         diffs = await checkpoint_op(params, "diff", params.text("checkpoint_id"), against=against,
                                     path=params.opt_text("path"))
-        return {"diffs": [d.to_json() for d in diffs]}
+        return m.CheckpointsDiff(diffs=tuple(map(wire.file_diff, diffs))).to_json()
 
     async def checkpoints_restore(conn: Any, params: Params) -> dict[str, Any]:
         done = await checkpoint_op(params, "restore", params.text("checkpoint_id"),
@@ -52,9 +55,9 @@ def register(table: MethodTable, core: DaemonCore) -> None:
         result: dict[str, Any] = done.to_json()
         # The safety checkpoint is one like any other: every view shows it at once.
         safety = await checkpoint_op(params, "get", done.safety_checkpoint_id)
-        core.bus.publish(protocol.CHECKPOINTS_CREATED, {
-            "workspace": core.workspace(params).root_str, "checkpoint_id": safety.id,
-            "label": safety.label, "coverage": safety.coverage})
+        core.bus.publish(protocol.CHECKPOINTS_CREATED, m.CheckpointCreated(
+            workspace=core.workspace(params).root_str, checkpoint_id=safety.id,
+            label=safety.label, coverage=safety.coverage).to_json())
         return result
 
     def settings_answer(workspace: Workspace) -> dict[str, Any]:

@@ -1,0 +1,57 @@
+"""The daemon's values as the protocol's typed messages (intentd.daemon.protocol.messages).
+
+The server's methods answer with these, so what goes on the wire is what the protocol declares
+and docs/protocol.md shows; a value's own `to_json()` (for the CLI's output, the ledger) must
+agree with them, which tests/server/test_wire_shapes.py checks.
+"""
+
+from __future__ import annotations
+
+from intentd.daemon.checkpoints.model import Checkpoint, Coverage, FileDiff
+from intentd.daemon.engine.intents import Intent
+from intentd.daemon.engine.session import Session
+from intentd.daemon.engine.workspace import WorkspaceConfig
+from intentd.daemon.protocol import messages as m
+from intentd.daemon.utils.yamlfile import ConfigError
+
+
+def config_error(error: ConfigError | None) -> m.ConfigError | None:
+    if error is None:
+        return None
+    folded = error.to_json()  # several problems of one file: their messages in one
+    return m.ConfigError(file=error.path, line=error.line, message=str(folded["message"]))
+
+
+def intent(item: Intent, selectable: bool) -> m.Intent:
+    return m.Intent(id=item.id, name=item.name, status=item.status,
+                    owned_scope=tuple(item.owned_scope), constraints=tuple(item.constraints),
+                    acceptance_criteria=tuple(item.acceptance_criteria), selectable=selectable,
+                    extra=dict(item.extra or {}))
+
+
+def intents(config: WorkspaceConfig) -> tuple[m.Intent, ...]:
+    """The intents as clients see them, each saying whether it can be selected now."""
+    statuses = config.policy.selectable_statuses
+    return tuple(intent(i, i.status in statuses) for i in config.intents.intents)
+
+
+def session(item: Session) -> m.Session:
+    return m.Session(session_id=item.id, workspace=item.workspace.root_str, agent=item.agent,
+                     mode=item.mode.value, intent_id=item.intent_id)
+
+
+def checkpoint(item: Checkpoint) -> m.Checkpoint:
+    return m.Checkpoint(id=item.id, created_at=item.created_at, label=item.label, kind=item.kind,
+                        files=tuple(item.files), skipped=tuple(item.skipped),
+                        coverage=item.coverage)
+
+
+def coverage(item: Coverage) -> m.WatchCoverage:
+    unwatched = tuple(item.unwatched)
+    return m.WatchCoverage(mode=item.mode, watched_folders=item.watched_folders,
+                           unwatched=unwatched[:20], unwatched_count=len(unwatched),
+                           reason=item.reason, overflows=item.overflows, summary=item.summary())
+
+
+def file_diff(item: FileDiff) -> m.FileDiff:
+    return m.FileDiff(path=item.path, status=item.status, unified=item.unified)
