@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from intentd.daemon.agents.claude_tools import selection
+from intentd.daemon.agents.hooks.claude_tools import selection
 
 INTENTD = [sys.executable, "-m", "intentd.daemon.cli"]
 

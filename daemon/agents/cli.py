@@ -1,7 +1,7 @@
-"""The agent sub-commands `run`, `mcp`, `hook claude-code` / `hook select` and `demo`."""
+"""The agent sub-commands `run`, `mcp`, `hook AGENT` / `hook install` / `hook select`, `demo`."""
 
 # Each module is imported only when its command runs: the anthropic and mcp SDKs take seconds
-# to import, and `intentd hook` runs once per Claude Code tool call.
+# to import, and `intentd hook AGENT` runs once per agent tool call.
 
 from __future__ import annotations
 
@@ -11,8 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-HOOK_TIMEOUT = 60.0           # Claude Code's default hook timeout (see docs/agents.md)
-HOOK_APPROVAL_TIMEOUT = 45.0  # under it; the hook's deadline caps it in any case
+HOOK_APPROVAL_TIMEOUT = 45.0  # the hook's deadline (under the agent's timeout) caps it anyway
 
 
 def _lazy(module: str, name: str = "run") -> Callable[[argparse.Namespace], int]:
@@ -56,22 +55,45 @@ def register(subparsers: Any) -> None:
 
 
 def _register_hook(subparsers: Any) -> None:
+    from intentd.daemon.agents.hooks.registry import AGENTS
+
     hook = subparsers.add_parser("hook", help="adapters for agents that run tools themselves")
-    kinds = hook.add_subparsers(dest="hook", metavar="KIND", required=True)
-    claude = kinds.add_parser("claude-code", help="Claude Code PreToolUse/PostToolUse hook: "
-                                                  "reads the hook JSON on stdin")
-    claude.add_argument("--workspace", type=Path,
-                        help="default: $CLAUDE_PROJECT_DIR, else the hook's cwd")
-    pipeline_options(claude, timeout=HOOK_APPROVAL_TIMEOUT)
-    claude.add_argument("--hook-timeout", type=float, default=HOOK_TIMEOUT, metavar="SECONDS",
-                        help="the hook's timeout in Claude Code's settings (default 60): intentd "
-                             "answers a few seconds before it, with deny when it must")
-    claude.set_defaults(func=_lazy("claude_hook"))
-    select = kinds.add_parser("select", help="select an intent for the Claude Code session "
-                                             "(run by the agent through Bash; the hook does it)")
+    kinds = hook.add_subparsers(dest="hook", metavar="AGENT|install|uninstall|select",
+                                required=True)
+    for name in AGENTS:
+        agent = kinds.add_parser(name, help=f"{name}'s hook: reads the hook JSON on stdin")
+        agent.add_argument("event", nargs="?", metavar="EVENT",
+                           help="the hook event, when the agent's input does not name it")
+        agent.add_argument("--workspace", type=Path,
+                           help="default: the agent's project folder, else the hook's cwd")
+        pipeline_options(agent, timeout=HOOK_APPROVAL_TIMEOUT)
+        agent.add_argument("--hook-timeout", type=float, metavar="SECONDS",
+                           help="the hook's timeout in the agent's settings (default: the "
+                                "agent's own default): intentd answers a few seconds before it, "
+                                "with deny when it must")
+        agent.set_defaults(func=_lazy("hooks.commands", "run_hook"))
+    for verb in ("install", "uninstall"):
+        setup = kinds.add_parser(verb, help=f"{verb} intentd's hooks in an agent's settings, "
+                                            "keeping every other hook")
+        setup.add_argument("agent", metavar="AGENT", help=", ".join(AGENTS))
+        where = setup.add_mutually_exclusive_group()
+        where.add_argument("--workspace", type=Path, help="this workspace's settings (default: "
+                                                          "the current folder)")
+        where.add_argument("--user", action="store_true", help="the user's own settings")
+        setup.add_argument("--dry-run", action="store_true",
+                           help="print the resulting files without writing them")
+        if verb == "install":
+            setup.add_argument("--socket", type=Path,
+                               help="the daemon's socket, written into the hook command")
+            setup.add_argument("--command", help="how the agent runs intentd (default: "
+                                                 "`intentd`, or this Python's `-m` form)")
+        setup.set_defaults(func=_lazy("hooks.commands", f"run_{verb}"))
+    select = kinds.add_parser("select", help="select an intent for the agent's session "
+                                             "(run by the agent as a shell command; its hook "
+                                             "does it)")
     select.add_argument("intent_id")
     select.add_argument("--workspace", type=Path, default=Path.cwd())
     select.add_argument("--socket", type=Path,
                         help="accepted as every command accepts it: the hook that sees this "
                              "command selects in its own daemon's session")
-    select.set_defaults(func=_lazy("claude_select"))
+    select.set_defaults(func=_lazy("hooks.select"))

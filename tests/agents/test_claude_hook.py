@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from intentd.daemon import protocol
-from intentd.daemon.agents.claude_state import StateFile
+from intentd.daemon.agents.hooks.state import StateFile
 from intentd.daemon.cli import main
 from intentd.daemon.client import Client
 from intentd.daemon.engine.engine import HANDED_OFF
@@ -81,7 +81,7 @@ def ledger(daemon: DaemonProcess, ws: Path) -> list[dict[str, Any]]:
 
 def kill_keeper(daemon: DaemonProcess) -> None:
     """Stop the keeper this test's hook started, and wait until the daemon saw it go."""
-    keeper_pid = StateFile(SESSION).read().keeper_pid
+    keeper_pid = StateFile("claude-code", SESSION).read().keeper_pid
     assert keeper_pid
     os.kill(keeper_pid, signal.SIGTERM)
     deadline = time.monotonic() + 10
@@ -128,13 +128,13 @@ def test_the_intent_survives_a_lost_keeper(hook: Hook, ws: Path, daemon: DaemonP
                                            monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(ws)
     assert hook.pre("Bash", {"command": "intentd hook select INT-1"})[0] == "allow"
-    state = StateFile(SESSION).read()
+    state = StateFile("claude-code", SESSION).read()
     assert state.intent_id == "INT-1" and state.keeper_pid
     kill_keeper(daemon)
     # a new keeper opens a new session and selects the intent again: the gate is satisfied
     verdict, reason = hook.pre("Write", {"file_path": str(ws / "docs/x.md"), "content": "no"})
     assert verdict == "deny" and "scope" in reason, reason
-    assert StateFile(SESSION).read().session_id != state.session_id
+    assert StateFile("claude-code", SESSION).read().session_id != state.session_id
 
 
 def test_a_new_keeper_that_cannot_select_the_intent_again_says_so(
@@ -150,7 +150,7 @@ def test_a_new_keeper_that_cannot_select_the_intent_again_says_so(
     verdict, reason = hook.pre("Write", {"file_path": str(ws / "src/new.py"), "content": "y"})
     assert verdict == "deny" and GATE_MESSAGE in reason
     assert "could not select intent INT-1 again" in reason and "COMPLETED" in reason, reason
-    assert StateFile(SESSION).read().intent_id is None
+    assert StateFile("claude-code", SESSION).read().intent_id is None
 
 
 def test_another_servers_select_tool_is_gated_not_a_selection(hook: Hook, ws: Path) -> None:
@@ -202,10 +202,10 @@ def test_session_start_teaches_the_handshake_and_session_end_forgets(
     context = started["hookSpecificOutput"]["additionalContext"]
     assert "intentd hook select <INTENT_ID>" in context and "INT-1" in context
     assert hook.pre("Bash", {"command": "intentd hook select INT-1"})[0] == "allow"
-    assert StateFile(SESSION).path.exists()
+    assert StateFile("claude-code", SESSION).path.exists()
     assert hook({"session_id": SESSION, "hook_event_name": "SessionEnd", "cwd": str(ws),
                  "reason": "exit", "transcript_path": "/tmp/t.jsonl"}) == {}
-    assert not StateFile(SESSION).path.exists()
+    assert not StateFile("claude-code", SESSION).path.exists()
 
 
 def test_selecting_through_the_intentd_mcp_server_counts_for_the_hook(hook: Hook, ws: Path) -> None:

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from intentd.daemon import protocol
-from intentd.daemon.agents.claude_state import StateFile
+from intentd.daemon.agents.hooks.state import StateFile
 from intentd.daemon.client import Client
 from intentd.daemon.testing import DaemonProcess, make_workspace
 from tests.agents.conftest import SilentDaemon
@@ -46,7 +46,7 @@ def test_a_keeper_that_never_comes_up_is_denied_before_the_timeout(
 def test_a_state_file_locked_by_another_process_is_denied_before_the_timeout(
         short_dir: Path, ws: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
-    lock_path = StateFile(SESSION).lock_path
+    lock_path = StateFile("claude-code", SESSION).lock_path
     lock_path.parent.mkdir(parents=True, exist_ok=True)
     holder = subprocess.Popen(
         [sys.executable, "-c", "import fcntl, sys, time; f = open(sys.argv[1], 'w'); "

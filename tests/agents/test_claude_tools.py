@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from intentd.daemon.agents.claude_tools import Mapped, map_call, selection
+from intentd.daemon.agents.hooks.claude_tools import Mapped, map_call, selection
 
 
 def test_file_tools_map_to_the_file_tools(tmp_path: Path) -> None:

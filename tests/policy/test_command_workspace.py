@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from intentd.daemon.agents.claude_tools import map_call
+from intentd.daemon.agents.hooks.claude_tools import map_call
 from intentd.daemon.engine.engine import Engine
 from intentd.daemon.engine.session import Session
 from intentd.daemon.testing import decide, make_intent, make_session, make_workspace

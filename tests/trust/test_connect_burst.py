@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import argparse
 import errno
+import json
 import signal
 import socket
 import threading
@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from intentd.daemon import protocol
-from intentd.daemon.agents.claude_hook import handle
 from intentd.daemon.agents.deadline import Deadline
+from intentd.daemon.agents.hooks.claude import ADAPTER
+from intentd.daemon.agents.hooks.core import HookOptions, handle
 from intentd.daemon.client import Client
 from intentd.daemon.testing import DaemonProcess, write_policy
 
@@ -92,15 +93,16 @@ def test_a_burst_of_hook_calls_is_allowed_every_time(daemon: DaemonProcess, ws: 
     write_policy(ws, {"auto_approve": {"read": True, "max_consecutive": 0}})  # no check-ins
     for index in range(BURST + 1):  # one file each: the same read again and again is stopped
         (ws / "src" / f"f{index}.txt").write_text(f"{index}\n")
-    args = argparse.Namespace(socket=daemon.socket_path, workspace=ws, approval_timeout=30.0,
-                              hook_timeout=60.0)
+    options = HookOptions(socket=daemon.socket_path, workspace=ws, approval_timeout=30.0,
+                          hook_timeout=60.0)
 
     def read(index: int) -> dict[str, Any]:
         event = {"session_id": "burst", "cwd": str(ws), "hook_event_name": "PreToolUse",
                  "tool_name": "Read", "tool_input": {"file_path": str(ws / "src" / f"f{index}.txt")},
                  "tool_use_id": f"toolu_{index}"}
         try:
-            return handle(args, event, Deadline.after(50.0))
+            reply = handle(ADAPTER, options, event, deadline=Deadline.after(50.0))
+            return dict(json.loads(reply.stdout)) if reply.stdout else {}
         except Exception as exc:  # noqa: BLE001 - counted as not allowed
             return {"error": repr(exc)}
 

@@ -5,18 +5,23 @@ from __future__ import annotations
 import json
 import os
 import shlex
-from dataclasses import dataclass, field
 from typing import Any
 
-from intentd.daemon.tools.registry import MCP_PREFIX
+from intentd.daemon.agents.hooks.adapter import Mapped
+from intentd.daemon.agents.hooks.mapping import (
+    MCP_PREFIX,
+    command_cwd,
+    mcp_call,
+    selection,
+    shell_call,
+    unknown_tool,
+)
 
-# `intentd mcp` registered as the server "intentd": its tools are gated by the server itself,
-# and only its select_active_intent is a selection (another server's tool of that name is not)
-INTENTD_MCP_PREFIX = f"{MCP_PREFIX}intentd__"
-INTENTD_SELECT = f"{INTENTD_MCP_PREFIX}select_active_intent"
+__all__ = ["Mapped", "command_cwd", "map_call", "selection"]
+
+AGENT = "claude-code"
 # unknown tools are judged as another MCP server's tool would be: destructive
 UNKNOWN_PREFIX = f"{MCP_PREFIX}claude_code__"
-SELECT_COMMAND = ("intentd", "hook", "select")
 # Tools that only talk to the session or the person, or start sub-agents whose own tool calls
 # come through this hook: intentd has no say, Claude Code's own permissions apply.
 NEUTRAL_TOOLS = frozenset({"TodoWrite", "Task", "Agent", "ExitPlanMode", "AskUserQuestion",
@@ -24,29 +29,15 @@ NEUTRAL_TOOLS = frozenset({"TodoWrite", "Task", "Agent", "ExitPlanMode", "AskUse
 READ_TOOLS = frozenset({"Read", "Glob", "Grep", "LS"})
 
 
-@dataclass(frozen=True)
-class Mapped:
-    """What intentd is asked about one Claude Code tool call."""
-
-    tool: str | None                  # the pipeline tool; None when intentd has no say
-    args: dict[str, Any] = field(default_factory=dict)
-    read_only: bool = False           # how to fail when the daemon cannot be asked
-    select: str | None = None         # an intent selection, handled by the hook itself
-
-
 def map_call(name: str, tool_input: Any, cwd: str | None = None) -> Mapped:
     data: dict[str, Any] = tool_input if isinstance(tool_input, dict) else {}
     if name in NEUTRAL_TOOLS:
         return Mapped(None)
     if name.startswith(MCP_PREFIX):
-        if name == INTENTD_SELECT and isinstance(data.get("intent_id"), str):
-            return Mapped(None, select=data["intent_id"])
-        if name.startswith(INTENTD_MCP_PREFIX):
-            return Mapped(None)  # not gated twice (and not asked twice)
-        return Mapped(name, data)
+        return mcp_call(name, data)
     mapper = _MAPPERS.get(name)
     if mapper is None:
-        return Mapped(f"{UNKNOWN_PREFIX}{name}"[:200], data)
+        return unknown_tool(AGENT, name, data)
     mapped: Mapped = mapper(data, cwd)
     return mapped
 
@@ -190,29 +181,7 @@ def _current_text(path: str) -> str:
 
 
 def _bash(data: dict[str, Any], cwd: str | None) -> Mapped:
-    command = data.get("command")
-    intent_id = selection(command) if isinstance(command, str) else None
-    if intent_id is not None:
-        return Mapped(None, select=intent_id)
-    args: dict[str, Any] = {"command": command}
-    if cwd:
-        args["cwd"] = cwd
-    return Mapped("execute_command", args)
-
-
-def selection(command: str) -> str | None:
-    """The intent id of exactly `intentd hook select ID`; anything more is an ordinary command."""
-    try:
-        words = shlex.split(command)
-    except ValueError:
-        return None
-    if len(words) == 6 and words[4] == "--socket" and words[5]:  # the socket is the hook's own
-        words = words[:4]
-    elif len(words) == 5 and words[4].startswith("--socket=") and len(words[4]) > 9:
-        words = words[:4]
-    if len(words) == 4 and tuple(words[:3]) == SELECT_COMMAND and words[3]:
-        return words[3]
-    return None
+    return shell_call(data.get("command"), cwd)
 
 
 def _web(name: str) -> Any:
@@ -227,10 +196,3 @@ _MAPPERS = {
     "Write": _write, "Edit": _edit, "MultiEdit": _multi_edit, "NotebookEdit": _notebook,
     "Bash": _bash, "WebFetch": _web("WebFetch"), "WebSearch": _web("WebSearch"),
 }
-
-
-def command_cwd(cwd: str | None, root: str) -> str | None:
-    """The hook's cwd when it is not the workspace root (commands and searches run there)."""
-    if not cwd or os.path.realpath(cwd) == os.path.realpath(root):
-        return None
-    return cwd

@@ -1,107 +1,113 @@
-"""`intentd hook claude-code`: Claude Code's tool hooks, answered by the pipeline."""
+"""The hook flow every agent shares: its tool calls answered by the pipeline, failing closed."""
 
-# PreToolUse → `tools/authorize`, answered with hookSpecificOutput.permissionDecision (allow,
-# deny, or "ask" when no approver is connected: Claude Code's own prompt asks); PostToolUse
-# → `tools/report`. Fails closed: when the daemon cannot be asked or anything goes wrong, a
-# call that may change something is denied, and a read is handed to Claude Code's own prompt.
-# Every wait (connect, keeper start, state lock, a person's answer) ends by one deadline set
-# under Claude Code's hook timeout: a hook Claude Code kills lets the call through.
+# pre_tool → `tools/authorize`, answered allow, deny, or ask (with no approver connected, an
+# agent with a prompt of its own asks the person there); post_tool → `tools/report`. When the
+# daemon cannot be asked or anything goes wrong, a call that may change something is denied and
+# a read goes to the agent's own prompt (denied where there is none). Every wait (connect,
+# keeper start, state lock, a person's answer) ends by one deadline set under the agent's hook
+# timeout: a hook the agent kills lets the call through in most agents.
 
 from __future__ import annotations
 
-import argparse
-import hashlib
 import json
 import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from intentd.daemon import protocol
-from intentd.daemon.agents.claude_keeper import START_TIMEOUT, KeeperFailed, start_keeper
-from intentd.daemon.agents.claude_state import ClaudeSession, LockTimeout, StateFile
-from intentd.daemon.agents.claude_tools import Mapped, command_cwd, map_call
 from intentd.daemon.agents.deadline import Deadline, DeadlineExceeded
+from intentd.daemon.agents.hooks.adapter import (
+    Adapter,
+    HookEvent,
+    HookInputError,
+    Mapped,
+    Reply,
+    derived_call_key,
+)
+from intentd.daemon.agents.hooks.handshake import INTENTS_FILE, hook_handshake
+from intentd.daemon.agents.hooks.keeper import START_TIMEOUT, KeeperFailed, start_keeper
+from intentd.daemon.agents.hooks.mapping import command_cwd
+from intentd.daemon.agents.hooks.state import AgentSession, LockTimeout, StateFile
 from intentd.daemon.client import Client, DaemonUnavailable, RpcError, UntrustedDaemon
 from intentd.daemon.trust.sides import hook_agent
 
 MAX_INPUT_BYTES = 64 * 1024 * 1024
+MAX_OUTPUT_CHARS = 100_000
 MAX_MARGIN = 5.0        # of the hook timeout, kept for Python's start, the answer and the exit
 ANSWER_MARGIN = 1.0     # the daemon's "no person answered" arrives before the socket gives up
 LISTING_TIMEOUT = 5.0   # SessionStart's intent list is a nicety: no long wait for it
-SELECT_HINT = ("In Claude Code, select an intent by running the Bash command "
-               "`intentd hook select <INTENT_ID>`.")
+APPROVAL_TIMEOUT = 45.0  # a person's wait when the command line does not say
 LOCK_WAIT = "waiting for the session's state file (another process holds its lock)"
 
 
 class HookFailed(Exception):
-    """The pipeline could not be asked; the message is the reason given to Claude Code."""
+    """The pipeline could not be asked; the message is the reason given to the agent."""
+
+
+@dataclass(frozen=True)
+class HookOptions:
+    """The hook command's options (`intentd hook AGENT [EVENT] ...`)."""
+
+    socket: Path | None = None
+    workspace: Path | None = None
+    approval_timeout: float | None = APPROVAL_TIMEOUT
+    hook_timeout: float | None = None   # None: the agent's default
+    event: str | None = None            # the EVENT word of the command line
 
 
 def hook_deadline(hook_timeout: float) -> Deadline:
-    """Claude Code's timeout less a margin (a quarter of it when it is short)."""
+    """The agent's timeout less a margin (a quarter of it when it is short)."""
     return Deadline.after(hook_timeout - min(MAX_MARGIN, hook_timeout / 4))
 
 
-def decision(verdict: str, reason: str, context: str | None = None) -> dict[str, Any]:
-    output: dict[str, Any] = {"hookEventName": "PreToolUse", "permissionDecision": verdict,
-                              "permissionDecisionReason": reason}
-    if context:
-        output["additionalContext"] = context
-    return {"hookSpecificOutput": output}
-
-
-def fail_closed(mapped: Mapped | None, why: str, hint: str = "") -> dict[str, Any]:
-    if mapped is not None and mapped.read_only:
-        return decision("ask", f"intentd could not check this read ({why}); approve it yourself")
-    return decision("deny", f"intentd refused this call because it could not check it ({why})"
-                            f"{hint}")
-
-
-def workspace_of(args: argparse.Namespace, event: dict[str, Any],
+def workspace_of(adapter: Adapter, options: HookOptions, event: HookEvent,
                  recorded: str | None = None) -> str | None:
     """The session's workspace folder, resolved: --workspace, else the one the session recorded
-    (it keeps it when cwd changes), else $CLAUDE_PROJECT_DIR, else the hook's cwd."""
-    chosen = (args.workspace or recorded or os.environ.get("CLAUDE_PROJECT_DIR")
-              or event.get("cwd"))
+    (it keeps it when cwd changes), else the agent's project variable, else the project root
+    the payload names, else the hook's cwd."""
+    named = [os.environ.get(name) for name in adapter.project_dir_env]
+    chosen = (options.workspace or recorded or next((n for n in named if n), None)
+              or event.workspace or event.cwd)
     if not chosen or not Path(chosen).is_dir():
         return None
     return str(Path(chosen).resolve())
 
 
 class HookSession:
-    """One hook call's view of its Claude Code session: the state file, read once outside its
-    lock, and a daemon connection opened by the first call that needs it."""
+    """One hook call's view of its agent session: the state file, read once outside its lock,
+    and a daemon connection opened by the first call that needs it."""
 
-    def __init__(self, args: argparse.Namespace, event: dict[str, Any], deadline: Deadline):
-        key = str(event.get("session_id") or "")
-        if not key:
-            raise HookFailed("the hook input has no session_id")
-        self.args, self.event, self.deadline = args, event, deadline
-        self.state = StateFile(key)
+    def __init__(self, adapter: Adapter, options: HookOptions, event: HookEvent,
+                 deadline: Deadline) -> None:
+        if not event.session_key:
+            raise HookFailed("the hook input names no session")
+        self.adapter, self.options, self.event, self.deadline = adapter, options, event, deadline
+        self.state = StateFile(adapter.name, event.session_key)
         self.intent_note: str | None = None  # why a new keeper could not select the intent again
         self._client: Client | None = None
         self._initialized = False
 
     @cached_property
-    def recorded(self) -> ClaudeSession:
+    def recorded(self) -> AgentSession:
         return self.state.read()
 
     @cached_property
     def workspace(self) -> str | None:
-        return workspace_of(self.args, self.event, self.recorded.workspace)
+        return workspace_of(self.adapter, self.options, self.event, self.recorded.workspace)
 
     def map(self) -> Mapped:
-        cwd = self.event.get("cwd") if isinstance(self.event.get("cwd"), str) else None
+        cwd = self.event.cwd
         if self.workspace is not None:
             cwd = command_cwd(cwd, self.workspace)
-        return map_call(str(self.event.get("tool_name") or ""), self.event.get("tool_input"), cwd)
+        return self.adapter.map_tool(self.event.tool_name, self.event.tool_input, cwd)
 
     @contextmanager
-    def update(self) -> Iterator[ClaudeSession]:
+    def update(self) -> Iterator[AgentSession]:
         """The state under its lock, waited for no longer than the deadline allows."""
         try:
             with self.state.locked(self.deadline.budget(LOCK_WAIT)) as state:
@@ -118,7 +124,7 @@ class HookSession:
             if state.session_id and state.session_id != gone:
                 return str(state.session_id)
             if self.workspace is None:
-                raise HookFailed(f"no workspace folder (cwd {self.event.get('cwd')!r})")
+                raise HookFailed(f"no workspace folder (cwd {self.event.cwd!r})")
             asked = state.intent_id
             info = self._start_keeper(self.workspace, asked)
             state.workspace, state.session_id = self.workspace, str(info["session_id"])
@@ -133,8 +139,8 @@ class HookSession:
         waiting = "waiting for the session keeper to start"
         budget = self.deadline.budget(waiting, cap=START_TIMEOUT)
         try:
-            info: dict[str, Any] = start_keeper(self.args.socket, workspace, self.state.path,
-                                                intent_id, timeout=budget)
+            info: dict[str, Any] = start_keeper(self.adapter.name, self.options.socket, workspace,
+                                                self.state.path, intent_id, timeout=budget)
         except KeeperFailed as exc:
             if exc.timed_out and budget < START_TIMEOUT:  # the deadline cut its wait short
                 raise self.deadline.exceeded(waiting) from None
@@ -171,7 +177,7 @@ class HookSession:
         """Connect (the socket, its folder and its server checked), sending nothing yet. Only a
         refusal of the socket stops here; no daemon at all is reported by the step needing it."""
         if self._client is None:
-            client = Client(self.args.socket,
+            client = Client(self.options.socket,
                             timeout=self.deadline.budget("connecting to the daemon"))
             try:
                 self._client = client.connect()
@@ -185,12 +191,12 @@ class HookSession:
             connecting = "connecting to the daemon"
             self._open_socket()
             client = self._client or Client(  # raises: no daemon
-                self.args.socket, timeout=self.deadline.budget(connecting)).connect()
+                self.options.socket, timeout=self.deadline.budget(connecting)).connect()
             self._client = client
             client.timeout = self.deadline.budget(connecting)
             try:
-                # Claude Code's process: everything it starts is the agent's side from now on.
-                client.initialize("intentd-hook-claude-code", agent_process=hook_agent())
+                # The agent's process: everything it starts is the agent's side from now on.
+                client.initialize(f"intentd-hook-{self.adapter.name}", agent_process=hook_agent())
             except TimeoutError:
                 raise self.deadline.exceeded(connecting) from None
             self._initialized = True
@@ -205,171 +211,189 @@ class HookSession:
             self._client.close()
 
 
-def pre_tool_use(hook: HookSession, event: dict[str, Any], mapped: Mapped) -> dict[str, Any]:
+def call_key(event: HookEvent) -> str:
+    """Pairs a post_tool with its pre_tool: the agent's call id, else the call itself."""
+    return event.call_key or derived_call_key(event.tool_name, event.tool_input)
+
+
+def pre_tool(hook: HookSession, mapped: Mapped) -> Reply:
+    adapter, event = hook.adapter, hook.event
     if mapped.select is not None:
         return select_intent(hook, mapped.select)
     if mapped.tool is None:
-        return {}  # no opinion: Claude Code's own permissions decide
-    # native_prompt: with no approver connected, the daemon answers "ask" at once and Claude
-    # Code's own permission prompt asks the person; its PostToolUse then records their yes.
-    answer = hook.call(protocol.TOOLS_AUTHORIZE, {"tool": mapped.tool, "args": mapped.args,
-                                                  "native_prompt": True},
-                       approval_timeout=hook.args.approval_timeout)
-    if answer.get("decision") == "ask":
-        with hook.update() as state:
-            state.pending[call_key(event)] = str(answer["call_id"])
-        return decision("ask", hook.noted(f"intentd: {answer.get('reason')}"))
-    if answer.get("decision") != "allow":
-        reason = str(answer.get("reason") or "refused")
-        if answer.get("stage") == "intent_gate":
-            reason = f"{reason} {SELECT_HINT}"
-        return decision("deny", hook.noted(f"intentd ({answer.get('stage')}): {reason}"))
+        return adapter.no_opinion(event)  # the agent's own permissions decide
+    call_ids: list[str] = []
+    reasons: list[str] = []
+    asked = False
+    for one in (mapped, *mapped.more):
+        if one.tool is None:
+            continue
+        # native_prompt: with no approver connected, the daemon answers "ask" at once and the
+        # agent's own permission prompt asks the person; its post_tool then records their yes.
+        answer = hook.call(protocol.TOOLS_AUTHORIZE, {
+            "tool": one.tool, "args": one.args, "native_prompt": adapter.native_prompt(event)},
+            approval_timeout=hook.options.approval_timeout)
+        verdict = answer.get("decision")
+        if verdict not in ("allow", "ask"):
+            withdraw(hook, call_ids)
+            reason = str(answer.get("reason") or "refused")
+            if answer.get("stage") == "intent_gate":
+                reason = f"{reason} {adapter.select_hint}"
+            return adapter.deny(event, hook.noted(f"intentd ({answer.get('stage')}): {reason}"))
+        call_ids.append(str(answer["call_id"]))
+        asked = asked or verdict == "ask"
+        if str(answer.get("reason")) not in reasons:
+            reasons.append(str(answer.get("reason")))
     with hook.update() as state:
-        state.pending[call_key(event)] = str(answer["call_id"])
-    return decision("allow", hook.noted(f"intentd: {answer.get('reason')}"))
+        state.pending[call_key(event)] = call_ids
+    said = hook.noted(f"intentd: {'; '.join(reasons)}")
+    return adapter.ask(event, said) if asked else adapter.allow(event, said)
 
 
-def call_key(event: dict[str, Any]) -> str:
-    """Pairs a PostToolUse with its PreToolUse: the tool_use_id, else the call itself."""
-    if event.get("tool_use_id"):
-        return str(event["tool_use_id"])
-    call = json.dumps([event.get("tool_name"), event.get("tool_input")], sort_keys=True, default=str)
-    return "call-" + hashlib.sha256(call.encode()).hexdigest()[:24]
+def withdraw(hook: HookSession, call_ids: list[str]) -> None:
+    """Calls authorized before another part of the same tool call was refused: never run."""
+    for call_id in call_ids:
+        hook.call(protocol.TOOLS_REPORT, {"call_id": call_id, "ok": False, "output":
+                                          "not run: another part of the same tool call was "
+                                          "refused"})
 
 
-def select_intent(hook: HookSession, intent_id: str) -> dict[str, Any]:
+def select_intent(hook: HookSession, intent_id: str) -> Reply:
     answer = hook.call(protocol.INTENTS_SELECT, {"intent_id": intent_id})
     verdict = answer.get("decision") or {}
     if verdict.get("decision") != "allow":
-        return decision("deny", f"intentd ({verdict.get('stage')}): {verdict.get('reason')}")
+        return hook.adapter.deny(hook.event,
+                                 f"intentd ({verdict.get('stage')}): {verdict.get('reason')}")
     with hook.update() as state:
         state.intent_id = intent_id
-    return decision("allow", f"intentd: intent {intent_id} selected for this Claude Code session",
-                    context=answer.get("context"))
+    return hook.adapter.allow(
+        hook.event, f"intentd: intent {intent_id} selected for this {hook.adapter.label} session",
+        context=answer.get("context"))
 
 
-def post_tool_use(hook: HookSession, event: dict[str, Any]) -> dict[str, Any]:
+def post_tool(hook: HookSession) -> Reply:
+    adapter, event = hook.adapter, hook.event
     with hook.update() as state:  # popped before any connection: most calls need none
-        call_id = state.pending.pop(call_key(event), None)
+        call_ids = state.pending.pop(call_key(event), None)
         session_id = state.session_id
-    if call_id is None or session_id is None:
-        return {}  # nothing was authorized for it (a neutral tool, or the keeper restarted)
-    failed = event.get("hook_event_name") == "PostToolUseFailure"
-    response = event.get("tool_response", event.get("error"))
-    ok = not failed and succeeded(response)
-    output = response if isinstance(response, str) else json.dumps(response, default=str)
-    try:
-        answer = hook.send(protocol.TOOLS_REPORT, {"session_id": session_id, "call_id": call_id,
-                                                   "ok": ok, "output": output[:100_000]})
-    except RpcError as exc:  # its session is gone: the daemon recorded it as never reported
-        print(f"intentd hook: the report was not recorded: {exc.message}", file=sys.stderr)
-        return {}
-    audit = answer.get("scope_audit") if isinstance(answer, dict) else None
-    if not isinstance(audit, dict):
-        return {}
-    # the scope audit undid changes outside the intent: Claude is told which, path by path
-    return {"hookSpecificOutput": {"hookEventName": "PostToolUse",
-                                   "additionalContext": str(audit.get("message", ""))}}
+    if not call_ids or session_id is None:
+        return adapter.no_opinion(event)  # nothing was authorized for it (or a new keeper)
+    messages: list[str] = []
+    for call_id in call_ids:
+        try:
+            answer = hook.send(protocol.TOOLS_REPORT, {
+                "session_id": session_id, "call_id": call_id, "ok": event.ok,
+                "output": event.output[:MAX_OUTPUT_CHARS]})
+        except RpcError as exc:  # its session is gone: the daemon recorded it as never reported
+            return replace(adapter.no_opinion(event),
+                           stderr=f"intentd hook: the report was not recorded: {exc.message}\n")
+        audit = answer.get("scope_audit") if isinstance(answer, dict) else None
+        if isinstance(audit, dict):
+            messages.append(str(audit.get("message", "")))
+    # the scope audit undid changes outside the intent: the agent is told which, path by path
+    return adapter.reported(event, "\n".join(messages) if messages else None)
 
 
-def succeeded(response: Any) -> bool:
-    if isinstance(response, dict):
-        return not (response.get("success") is False or response.get("is_error")
-                    or response.get("interrupted"))
-    return True
+def session_end(hook: HookSession) -> Reply:
+    """The agent ended the session: its keeper stops (the state file going away tells it)."""
+    hook.state.remove()
+    return hook.adapter.no_opinion(hook.event)
 
 
-def session_end(event: dict[str, Any]) -> dict[str, Any]:
-    """Claude Code ended the session: its keeper stops (the state file going away tells it)."""
-    key = str(event.get("session_id") or "")
-    if key:
-        StateFile(key).remove()
-    return {}
-
-
-def session_start(args: argparse.Namespace, event: dict[str, Any],
-                  deadline: Deadline) -> dict[str, Any]:
+def session_start(hook: HookSession) -> Reply:
     """At the start of a session, the agent learns the handshake and the intents to pick from."""
-    # Imported here: engine.intents brings yaml and pathspec, ~50 ms every tool call would pay.
-    from intentd.daemon.agents.prompt import claude_code_handshake
-    from intentd.daemon.engine.intents import INTENTS_FILE
-
-    key = str(event.get("session_id") or "")
-    root = workspace_of(args, event, StateFile(key).read().workspace if key else None)
+    adapter, root = hook.adapter, hook.workspace
     if root is None or not (Path(root) / INTENTS_FILE).is_file():
-        return {}
+        return adapter.no_opinion(hook.event)
     try:
-        timeout = deadline.budget("listing the intents", cap=LISTING_TIMEOUT)
-        with Client(args.socket, timeout=timeout) as client:
-            client.initialize("intentd-hook-claude-code", agent_process=hook_agent())
+        timeout = hook.deadline.budget("listing the intents", cap=LISTING_TIMEOUT)
+        with Client(hook.options.socket, timeout=timeout) as client:
+            client.initialize(f"intentd-hook-{adapter.name}", agent_process=hook_agent())
             listing = client.call(protocol.INTENTS_LIST, {"workspace": root})
         intents = list(listing.get("intents") or [])
     except (DaemonUnavailable, RpcError, OSError):  # TimeoutError, DeadlineExceeded included
         intents = []  # the gate will list them in its refusal
-    return {"hookSpecificOutput": {"hookEventName": "SessionStart",
-                                   "additionalContext": claude_code_handshake(intents)}}
+    return adapter.context(hook.event, hook_handshake(intents, adapter.shell_tool))
 
 
-def handle(args: argparse.Namespace, event: dict[str, Any], deadline: Deadline) -> dict[str, Any]:
-    name = event.get("hook_event_name")
-    if name == "SessionStart":
-        return session_start(args, event, deadline)
-    if name == "SessionEnd":
-        return session_end(event)
-    if name not in ("PreToolUse", "PostToolUse", "PostToolUseFailure"):
-        return {}
-    hook = HookSession(args, event, deadline)
+def dispatch(hook: HookSession) -> Reply:
+    kind = hook.event.kind
+    if kind == "session_start":
+        return session_start(hook)
+    if kind == "session_end":
+        return session_end(hook)
+    if kind == "post_tool":
+        return post_tool(hook)
+    mapped = hook.map()
     try:
-        if name != "PreToolUse":
-            return post_tool_use(hook, event)
-        mapped = hook.map()
+        return pre_tool(hook, mapped)
+    except Exception as exc:
+        return failure(hook.adapter, hook.event, exc, mapped)
+
+
+def handle(adapter: Adapter, options: HookOptions, payload: Any,
+           hook_event: str | None = None, deadline: Deadline | None = None) -> Reply:
+    """One hook call, in process: the payload (parsed JSON) in, the agent's answer out."""
+    deadline = deadline or hook_deadline(options.hook_timeout or adapter.hook_timeout)
+    event: HookEvent | None = None
+    try:
+        event = adapter.event(hook_event if hook_event is not None else options.event, payload)
+        if event.kind == "other":
+            return adapter.no_opinion(event)
+        hook = HookSession(adapter, options, event, deadline)
         try:
-            return pre_tool_use(hook, event, mapped)
-        except Exception as exc:
-            return _failure(event, exc, mapped)
-    finally:
-        hook.close()
+            return dispatch(hook)
+        finally:
+            hook.close()
+    except Exception as exc:  # before the call was mapped: it is judged as destructive
+        return failure(adapter, event, exc, None)
 
 
-def read_event(stream: Any) -> dict[str, Any]:
+def read_payload(stream: Any) -> Any:
     raw = stream.buffer.read(MAX_INPUT_BYTES + 1) if hasattr(stream, "buffer") else stream.read()
     if len(raw) > MAX_INPUT_BYTES:
-        raise HookFailed("the hook input is too large")
-    event = json.loads(raw)
-    if not isinstance(event, dict):
-        raise HookFailed("the hook input is not a JSON object")
-    return event
-
-
-def run(args: argparse.Namespace) -> int:
-    """Always exit 0 with one JSON answer: Claude Code reads decisions only from exit 0."""
-    deadline = hook_deadline(args.hook_timeout)
-    event: dict[str, Any] = {}
+        raise HookInputError("the hook input is too large")
     try:
-        event = read_event(sys.stdin)
-        answer = handle(args, event, deadline)
-    except Exception as exc:  # before the call was mapped: it is judged as destructive
-        answer = _failure(event, exc, None)
-    if answer:
-        sys.stdout.write(json.dumps(answer) + "\n")
+        return json.loads(raw)
+    except ValueError as exc:
+        raise HookInputError(f"the hook input is not JSON ({exc})") from None
+
+
+def run(adapter: Adapter, options: HookOptions) -> int:
+    """stdin → the adapter's Reply on stdout and stderr, and its exit code."""
+    deadline = hook_deadline(options.hook_timeout or adapter.hook_timeout)
+    try:
+        reply = handle(adapter, options, read_payload(sys.stdin), deadline=deadline)
+    except Exception as exc:
+        reply = failure(adapter, None, exc, None)
+    if reply.stdout:
+        sys.stdout.write(reply.stdout)
     sys.stdout.flush()
-    return 0
+    if reply.stderr:
+        sys.stderr.write(reply.stderr)
+        sys.stderr.flush()
+    return reply.exit_code
 
 
-def _failure(event: dict[str, Any], exc: Exception, mapped: Mapped | None) -> dict[str, Any]:
-    if event.get("hook_event_name") not in (None, "PreToolUse"):
-        print(f"intentd hook: {exc}", file=sys.stderr)
-        return {}
+def failure(adapter: Adapter, event: HookEvent | None, exc: Exception,
+            mapped: Mapped | None) -> Reply:
+    """What the agent is told when the pipeline could not decide: fail closed."""
+    if event is not None and event.kind != "pre_tool":
+        return replace(adapter.no_opinion(event), stderr=f"intentd hook: {exc}\n")
     if isinstance(exc, UntrustedDaemon):  # someone else's socket: deny, reads included
-        return decision("deny", f"intentd refused this call: {exc}")
+        return adapter.deny(event, f"intentd refused this call: {exc}")
     if mapped is not None and mapped.tool is None and mapped.select is None:
-        return {}  # a tool intentd has no say on is not blocked by intentd's trouble
-    if isinstance(exc, (DaemonUnavailable, HookFailed, DeadlineExceeded)):
+        return adapter.no_opinion(event)  # a tool intentd has no say on is not blocked
+    if isinstance(exc, (DaemonUnavailable, HookFailed, HookInputError, DeadlineExceeded)):
         why = str(exc)
     elif isinstance(exc, (TimeoutError, OSError)):
         why = f"the daemon did not answer: {exc}"
     else:
         why = f"{type(exc).__name__}: {exc}"
+    if event is not None and mapped is not None and mapped.read_only:
+        return adapter.ask(event, f"intentd could not check this read ({why}); "
+                                  "approve it yourself")
     hint = ("; destructive tools stay blocked until `intentd serve` runs"
             if isinstance(exc, DaemonUnavailable) else "")
-    return fail_closed(mapped, why, hint)
+    return adapter.deny(event, f"intentd refused this call because it could not check it "
+                               f"({why}){hint}")

@@ -1,9 +1,9 @@
-"""The keeper: a background process holding one daemon session open for a Claude Code session."""
+"""The keeper: a background process holding one daemon session open for one agent session."""
 
 # Started by the hook on first use (`start_keeper`); it opens the session, replays the selected
 # intent, prints the session id on its stdout for the hook, and then only waits. It exits when
-# the daemon goes away, when its state file is gone or names another session, or when Claude
-# Code has been idle for IDLE_LIMIT seconds.
+# the daemon goes away, when its state file is gone or names another session, or when the
+# agent has been idle for IDLE_LIMIT seconds.
 
 from __future__ import annotations
 
@@ -34,17 +34,17 @@ class KeeperFailed(Exception):
         self.timed_out = timed_out  # no answer in time (rather than an error it reported)
 
 
-def start_keeper(socket_path: Path | None, workspace: str, state_path: Path,
+def start_keeper(agent: str, socket_path: Path | None, workspace: str, state_path: Path,
                  intent_id: str | None, timeout: float = START_TIMEOUT) -> dict[str, Any]:
     """Start a keeper and wait up to `timeout` s for its first line: {"session_id", "pid",
     "intent_id", and "intent_note" when `intent_id` could not be selected again}."""
-    command = [sys.executable, "-m", "intentd.daemon.agents.claude_keeper",
+    command = [sys.executable, "-m", "intentd.daemon.agents.hooks.keeper", "--agent", agent,
                "--workspace", workspace, "--state", str(state_path)]
     if socket_path is not None:
         command += ["--socket", str(socket_path)]
     if intent_id:
         command += ["--intent", intent_id]
-    # Its own session and no inherited stdio: Claude Code waits for the hook's stdout to close.
+    # Its own session and no inherited stdio: agents wait for the hook's stdout to close.
     process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True)
     assert process.stdout is not None
@@ -82,9 +82,10 @@ def hold(client: Client, state_path: Path, session_id: str) -> None:
             return
 
 
-def open_session(client: Client, workspace: str, intent_id: str | None) -> dict[str, Any]:
-    client.initialize("intentd-claude-code-keeper")
-    opened = client.call(protocol.SESSIONS_OPEN, {"workspace": workspace, "agent": "claude-code"})
+def open_session(client: Client, agent: str, workspace: str,
+                 intent_id: str | None) -> dict[str, Any]:
+    client.initialize(f"intentd-{agent}-keeper")
+    opened = client.call(protocol.SESSIONS_OPEN, {"workspace": workspace, "agent": agent})
     info: dict[str, Any] = {"session_id": opened["session_id"], "workspace": opened["workspace"],
                             "pid": os.getpid(), "intent_id": None}
     if intent_id:
@@ -98,7 +99,8 @@ def open_session(client: Client, workspace: str, intent_id: str | None) -> dict[
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="intentd-claude-code-keeper")
+    parser = argparse.ArgumentParser(prog="intentd-hook-keeper")
+    parser.add_argument("--agent", required=True, help="the agent's name, as the ledger shows it")
     parser.add_argument("--workspace", required=True)
     parser.add_argument("--state", type=Path, required=True)
     parser.add_argument("--socket", type=Path)
@@ -108,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     client = Client(args.socket, timeout=10)
     try:
         client.connect()
-        info = open_session(client, args.workspace, args.intent)
+        info = open_session(client, args.agent[:100], args.workspace, args.intent)
     except (DaemonUnavailable, RpcError, TimeoutError, KeyError, TypeError) as exc:
         print(json.dumps({"error": str(exc)}), flush=True)
         return 1

@@ -1,4 +1,4 @@
-"""`intentd hook select ID`: what a Claude Code agent runs (through Bash) to select an intent."""
+"""`intentd hook select ID`: what a hook-based agent runs (its shell tool) to select an intent."""
 
 # The hook sees the exact command before it runs and makes the selection in the agent's daemon
 # session; the command itself only prints the intent's context for the agent to read.
@@ -37,6 +37,6 @@ def run(args: argparse.Namespace) -> int:
         print(f"intentd hook select: {args.intent_id!r} is not in {path}", file=sys.stderr)
         return 1
     print(intent_context(intent))
-    print("The intentd Claude Code hook selected this intent for your session when it saw this "
+    print("The intentd hook selected this intent for your session when it saw this "
           "command; writes are now held to owned_scope.")
     return 0

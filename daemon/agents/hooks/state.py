@@ -1,8 +1,8 @@
-"""What a Claude Code session keeps between hook calls: daemon session, intent, pending calls."""
+"""What an agent session keeps between hook calls: daemon session, intent, pending calls."""
 
 # A hook is a new process per tool call, while a daemon session lives as long as the connection
-# that opened it. So a small keeper process (claude_keeper) holds that connection, and this file,
-# under `$XDG_STATE_HOME/intentd/claude-code/`, tells each hook call which session to use.
+# that opened it. So a small keeper process (hooks/keeper.py) holds that connection, and this
+# file, under `$XDG_STATE_HOME/intentd/<agent>/`, tells each hook call which session to use.
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from typing import Any
 
 from intentd.daemon.utils.statedir import state_home
 
-MAX_PENDING = 200  # authorized calls never reported (Claude Code crashed): oldest dropped first
+MAX_PENDING = 200  # authorized calls never reported (the agent crashed): oldest dropped first
 LOCK_POLL_SECONDS = 0.02
 
 
@@ -30,51 +30,54 @@ class LockTimeout(TimeoutError):
 
 
 @dataclass
-class ClaudeSession:
-    key: str                              # Claude Code's session_id
+class AgentSession:
+    key: str                              # the agent's session id
     workspace: str | None = None
     session_id: str | None = None         # the daemon session the keeper holds open
     keeper_pid: int | None = None
     intent_id: str | None = None          # selected again in a new keeper's session
-    pending: dict[str, str] = field(default_factory=dict)  # tool_use_id -> authorized call_id
+    pending: dict[str, list[str]] = field(default_factory=dict)  # call key -> authorized call_ids
     updated_at: float = 0.0
 
     @classmethod
-    def from_json(cls, key: str, data: Any) -> ClaudeSession:
+    def from_json(cls, key: str, data: Any) -> AgentSession:
         if not isinstance(data, dict):
             return cls(key)
         known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__ and k != "key"}
         session = cls(key, **known)
-        session.pending = {str(k): str(v) for k, v in dict(session.pending or {}).items()}
+        pending = session.pending if isinstance(session.pending, dict) else {}
+        session.pending = {str(k): [str(i) for i in (v if isinstance(v, list) else [v])]
+                           for k, v in pending.items()}
         return session
 
 
-def state_dir() -> Path:
-    return Path(state_home()) / "claude-code"
+def state_dir(agent: str) -> Path:
+    """One folder per agent: session ids of two agents never meet."""
+    return Path(state_home()) / agent
 
 
 def file_name(key: str) -> str:
-    """A safe file name for Claude Code's session id (a UUID, but it is untrusted input)."""
+    """A safe file name for the agent's session id (often a UUID, but it is untrusted input)."""
     if re.fullmatch(r"[A-Za-z0-9_-]{1,100}", key):
         return f"{key}.json"
     return f"sha-{hashlib.sha256(key.encode()).hexdigest()[:32]}.json"
 
 
 class StateFile:
-    def __init__(self, key: str, folder: Path | None = None) -> None:
+    def __init__(self, agent: str, key: str, folder: Path | None = None) -> None:
         self.key = key
-        self.folder = folder or state_dir()
+        self.folder = folder or state_dir(agent)
         self.path = self.folder / file_name(key)
         self.lock_path = self.path.with_suffix(".lock")
 
-    def read(self) -> ClaudeSession:
+    def read(self) -> AgentSession:
         try:
-            return ClaudeSession.from_json(self.key, json.loads(self.path.read_text()))
+            return AgentSession.from_json(self.key, json.loads(self.path.read_text()))
         except (OSError, ValueError):
-            return ClaudeSession(self.key)
+            return AgentSession(self.key)
 
     @contextmanager
-    def locked(self, timeout: float | None = None) -> Iterator[ClaudeSession]:
+    def locked(self, timeout: float | None = None) -> Iterator[AgentSession]:
         """Read, change and write back under an exclusive lock (hooks of parallel tool calls).
         LockTimeout when another process holds the lock for longer than `timeout` seconds."""
         self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -105,7 +108,7 @@ class StateFile:
                                       f"{timeout:.1f} s") from None
                 time.sleep(min(LOCK_POLL_SECONDS, left))
 
-    def _write(self, session: ClaudeSession) -> None:
+    def _write(self, session: AgentSession) -> None:
         session.updated_at = time.time()
         while len(session.pending) > MAX_PENDING:
             session.pending.pop(next(iter(session.pending)))

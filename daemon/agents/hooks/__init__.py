@@ -1,0 +1,1 @@
+"""Agent hook adapters: one core (sessions, deadline, fail-closed answers), one mapping per agent."""

@@ -1,0 +1,37 @@
+"""Where Claude Code's hooks go (`.claude/settings.json`) and the entries intentd adds there."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from intentd.daemon.agents.hooks.install import HookCommand, Scope
+from intentd.daemon.agents.hooks.json_hooks import JsonHooksInstaller
+
+AGENT = "claude-code"
+HOOK_TIMEOUT = 60  # seconds; the hook's own deadline (`--hook-timeout`) is set to match
+
+
+def settings_path(scope: Scope) -> Path:
+    return scope.base() / ".claude" / "settings.json"
+
+
+def command_entries(command: HookCommand) -> dict[str, list[Any]]:
+    """One command for every event; PreToolUse blocks when the hook itself fails (Claude Code
+    2.1.295 and later: `onFailure`; earlier versions ignore the key)."""
+    line = command.line(AGENT)
+
+    def hook(**extra: Any) -> dict[str, Any]:
+        return {"type": "command", "command": line, **extra}
+
+    every = {"matcher": "*"}
+    return {
+        "SessionStart": [{"hooks": [hook()]}],
+        "PreToolUse": [{**every, "hooks": [hook(timeout=HOOK_TIMEOUT, onFailure="block")]}],
+        "PostToolUse": [{**every, "hooks": [hook()]}],
+        "PostToolUseFailure": [{**every, "hooks": [hook()]}],
+        "SessionEnd": [{"hooks": [hook()]}],
+    }
+
+
+INSTALLER = JsonHooksInstaller(AGENT, settings_path, command_entries)

@@ -1,0 +1,58 @@
+"""A hook call loads only what it needs: no Qt, engine, server, anthropic, mcp or yaml."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from intentd.daemon.agents.hooks.handshake import INTENTS_FILE
+from intentd.daemon.engine.intents import INTENTS_FILE as ENGINE_INTENTS_FILE
+from intentd.daemon.testing import DaemonProcess, make_workspace
+
+FORBIDDEN = ("PySide6", "anthropic", "mcp", "yaml", "pathspec", "bashlex", "intentd.gui",
+             "intentd.daemon.engine", "intentd.daemon.server", "intentd.daemon.policy",
+             "intentd.daemon.tools", "intentd.daemon.checkpoints")
+# Runs the hook as the installed command does, in one process, then lists what it imported.
+PROBE = """
+import io, json, sys
+from intentd.daemon.cli import main
+payload, argv = sys.argv[1], sys.argv[2:]
+sys.stdin = io.TextIOWrapper(io.BytesIO(payload.encode()))
+code = main(argv)
+sys.stdout.flush()
+print(json.dumps({"code": code, "modules": sorted(sys.modules)}), file=sys.stderr)
+"""
+
+
+def loaded(argv: list[str], payload: dict[str, object], cwd: Path) -> tuple[str, list[str]]:
+    done = subprocess.run([sys.executable, "-c", PROBE, json.dumps(payload), *argv],
+                          capture_output=True, text=True, timeout=60, cwd=cwd)
+    report = json.loads(done.stderr.strip().splitlines()[-1])
+    assert report["code"] == 0, done.stderr
+    return done.stdout, report["modules"]
+
+
+def heavy(modules: list[str]) -> list[str]:
+    return [m for m in modules if any(m == f or m.startswith(f + ".") for f in FORBIDDEN)]
+
+
+def test_a_gated_write_and_its_report_import_nothing_heavy(daemon: DaemonProcess,
+                                                          tmp_path: Path) -> None:
+    ws = make_workspace(tmp_path / "ws", files={"src/a.py": "x\n"})
+    common = {"session_id": "imports", "cwd": str(ws), "transcript_path": "/tmp/t.jsonl"}
+    argv = ["hook", "claude-code", "--socket", str(daemon.socket_path), "--workspace", str(ws)]
+    pre = {**common, "hook_event_name": "PreToolUse", "tool_name": "Read",
+           "tool_input": {"file_path": str(ws / "src/a.py")}, "tool_use_id": "toolu_i"}
+    out, modules = loaded(argv, pre, ws)
+    assert json.loads(out)["hookSpecificOutput"]["permissionDecision"] == "allow"
+    assert heavy(modules) == []
+    post = {**pre, "hook_event_name": "PostToolUse", "tool_response": {"type": "text"}}
+    _, modules = loaded(argv, post, ws)
+    assert heavy(modules) == []
+    assert "intentd.daemon.agents.hooks.install" not in modules
+
+
+def test_the_handshake_names_the_engines_intents_file() -> None:
+    assert INTENTS_FILE == ENGINE_INTENTS_FILE
