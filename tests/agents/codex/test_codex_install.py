@@ -1,0 +1,152 @@
+"""`intentd hook install|uninstall codex`: hooks.json merged byte for byte, trust that Codex itself
+computed, and the real Codex CLI reading what install wrote."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from intentd.daemon.agents.hooks.codex_install import INSTALLER, codex_home, hooks_path
+from intentd.daemon.agents.hooks.install import HookCommand, Scope, apply
+from intentd.daemon.cli import main
+from tests.agents.clis import CODEX, installed
+
+USER_HOOKS = """{
+  // not JSON5: Codex reads plain JSON
+  "hooks": {
+    "PreToolUse": [
+      {"matcher": "^Bash$", "hooks": [{"type": "command", "command": "~/bin/audit.sh",
+                                        "timeout": 5}]}
+    ],
+    "Stop": [ { "hooks": [ { "type": "command", "command": "notify-send done" } ] } ]
+  }
+}
+""".replace("  // not JSON5: Codex reads plain JSON\n", "")
+USER_CONFIG = ('model = "gpt-5.5"\napproval_policy = "on-request"\n\n'
+               '[hooks.state."/home/me/.codex/hooks.json:stop:0:0"]\n'
+               'trusted_hash = "sha256:0123"\n')
+COMMAND = HookCommand(("intentd",), Path("/run/user/1000/intentd/intentd.sock"))
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.delenv("CODEX_HOME", raising=False)
+    folder = tmp_path / "home"
+    (folder / ".codex").mkdir(parents=True)
+    return folder
+
+
+@pytest.fixture
+def codex_on_path(monkeypatch: pytest.MonkeyPatch) -> Path:
+    program = installed(CODEX)
+    monkeypatch.setenv("PATH", f"{program.parent}{os.pathsep}{os.environ['PATH']}")
+    return program
+
+
+def apply_quietly(changes: list[Any]) -> None:
+    import io
+    apply(changes, False, io.StringIO())
+
+
+def hooks_list(program: Path, codex_dir: Path, cwd: Path) -> dict[str, Any]:
+    """Codex's own view of the hooks it found, with each one's trust (`codex app-server`)."""
+    requests = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+         "params": {"clientInfo": {"name": "test", "version": "1"}}},
+        {"jsonrpc": "2.0", "method": "initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "hooks/list", "params": {"cwds": [str(cwd)]}},
+    ]
+    process = subprocess.Popen([str(program), "app-server"], stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                               cwd=cwd, env={**os.environ, "CODEX_HOME": str(codex_dir)})
+    try:
+        assert process.stdin is not None and process.stdout is not None
+        process.stdin.write("".join(json.dumps(r) + "\n" for r in requests))
+        process.stdin.flush()
+        for line in process.stdout:
+            message = json.loads(line)
+            if message.get("id") == 2:
+                data: dict[str, Any] = message["result"]["data"][0]
+                return data
+        raise AssertionError("codex app-server did not answer hooks/list")
+    finally:
+        process.kill()
+        process.wait()
+
+
+def test_install_then_uninstall_leaves_the_users_hooks_and_config_byte_for_byte(
+        home: Path, codex_on_path: Path) -> None:
+    scope = Scope(None, home)
+    (home / ".codex" / "hooks.json").write_text(USER_HOOKS)
+    (home / ".codex" / "config.toml").write_text(USER_CONFIG)
+    apply_quietly(INSTALLER.install(scope, COMMAND))
+    written = json.loads((home / ".codex" / "hooks.json").read_text())
+    assert written["hooks"]["PreToolUse"][0]["hooks"][0]["command"] == "~/bin/audit.sh"
+    ours = written["hooks"]["PreToolUse"][1]["hooks"][0]
+    assert ours["command"].startswith("intentd hook codex PreToolUse --socket ")
+    assert ours["timeout"] == 120 and "exit 2" in ours["command"]
+    assert set(written["hooks"]) == {"PreToolUse", "Stop", "SessionStart", "PermissionRequest",
+                                     "PostToolUse"}
+    config = (home / ".codex" / "config.toml").read_text()
+    assert config.startswith(USER_CONFIG) and config.count("trusted_hash") == 5
+    # a second install changes nothing
+    assert [c.text for c in INSTALLER.install(scope, COMMAND)] == [
+        (home / ".codex" / "hooks.json").read_text(), config]
+    apply_quietly(INSTALLER.uninstall(scope))
+    assert (home / ".codex" / "hooks.json").read_text() == USER_HOOKS
+    assert (home / ".codex" / "config.toml").read_text() == USER_CONFIG
+
+
+def test_files_install_created_are_removed_again(home: Path, tmp_path: Path,
+                                                 codex_on_path: Path) -> None:
+    ws = tmp_path / "proj"
+    ws.mkdir()
+    scope = Scope(ws, home)
+    apply_quietly(INSTALLER.install(scope, COMMAND))
+    assert hooks_path(scope) == ws / ".codex" / "hooks.json" and hooks_path(scope).is_file()
+    assert f'"{ws}/.codex/hooks.json:pre_tool_use:0:0"' in (
+        home / ".codex" / "config.toml").read_text()  # trust lives in the user's config
+    apply_quietly(INSTALLER.uninstall(scope))
+    assert not hooks_path(scope).exists() and not (home / ".codex" / "config.toml").exists()
+
+
+def test_the_real_codex_cli_runs_what_install_wrote_and_trusts_it(
+        home: Path, tmp_path: Path, codex_on_path: Path) -> None:
+    (home / ".codex" / "hooks.json").write_text(USER_HOOKS)
+    apply_quietly(INSTALLER.install(Scope(None, home), COMMAND))
+    listed = hooks_list(codex_on_path, home / ".codex", tmp_path)
+    assert listed["warnings"] == [] and listed["errors"] == []
+    ours = {h["eventName"]: h for h in listed["hooks"] if "intentd hook codex" in h["command"]}
+    assert set(ours) == {"preToolUse", "permissionRequest", "postToolUse", "sessionStart"}
+    assert {h["trustStatus"] for h in ours.values()} == {"trusted"}
+    assert ours["preToolUse"]["timeoutSec"] == 120 and ours["preToolUse"]["matcher"] == "*"
+    theirs = [h for h in listed["hooks"] if h["command"] == "~/bin/audit.sh"]
+    assert theirs and theirs[0]["trustStatus"] == "untrusted"  # theirs is not ours to trust
+    assert INSTALLER.inspect(Scope(None, home))[0].problems == ()
+
+
+def test_without_codex_on_path_the_hooks_are_written_and_doctor_says_to_trust_them(
+        home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", "/nonexistent")
+    scope = Scope(None, home)
+    changes = INSTALLER.install(scope, COMMAND)
+    assert [c.path for c in changes] == [home / ".codex" / "hooks.json"]
+    apply_quietly(changes)
+    (wiring,) = INSTALLER.inspect(scope)
+    assert wiring.wired and any("/hooks" in problem for problem in wiring.problems)
+
+
+def test_codex_home_is_honoured_and_dry_run_writes_nothing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex-home"))
+    monkeypatch.setenv("PATH", "/nonexistent")
+    assert codex_home(Scope(None, tmp_path)) == tmp_path / "codex-home"
+    assert main(["hook", "install", "codex", "--user", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "codex-home/hooks.json (would be written)" in out and "hook codex PreToolUse" in out
+    assert not (tmp_path / "codex-home").exists()
