@@ -14,6 +14,7 @@ from intentd.daemon import protocol
 from intentd.daemon.engine.engine import Engine
 from intentd.daemon.server.connection import Connection
 from intentd.daemon.server.core import DaemonCore
+from intentd.daemon.server.http_hook import HookService, configured_port, start_http_hook
 from intentd.daemon.server.methods import intents_edit, queue, sessions, tools, trace, workspace_data
 from intentd.daemon.server.rpc import MethodTable
 from intentd.daemon.trust.peer import peer_credentials
@@ -41,6 +42,7 @@ class IntentdServer:
         self._server: asyncio.AbstractServer | None = None
         self._stopped = asyncio.Event()
         self._owns_socket_file = False
+        self.http_hook: HookService | None = None  # Claude Code's HTTP hook, on loopback
 
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
@@ -60,6 +62,8 @@ class IntentdServer:
         if listener is None:
             listener = bind_socket(self.socket_path)
             self._owns_socket_file = True
+        # before the socket answers: whoever sees the daemon up finds its HTTP hook up too
+        self.http_hook = await start_http_hook(self.core, self.table, configured_port())
         self._server = await asyncio.start_unix_server(
             self._on_connect, sock=listener, limit=protocol.MAX_LINE_BYTES,
             backlog=LISTEN_BACKLOG)
@@ -77,6 +81,8 @@ class IntentdServer:
         self.core.stopping = True
         self._server.close()
         self.core.approvals.stop_all()
+        if self.http_hook is not None:
+            await self.http_hook.close()
         await asyncio.gather(*(c.finish(timeout=2) for c in list(self.connections)))
         self.core.close()
         self.engine.close()
