@@ -36,6 +36,7 @@ from intentd.daemon.agents.hooks.jsonedit import JsonEditError, parse
 
 AGENT = "codex"
 HOOK_TIMEOUT = 120   # seconds Codex gives PreToolUse; the hook's own deadline is set to match
+APPROVAL_TIMEOUT = 110  # of those, how long a person has to answer (the deadline cuts it anyway)
 QUICK_TIMEOUT = 30   # the other events: no person is waited for
 APP_SERVER_TIMEOUT = 30.0
 # The hook process failing to start or crashing must not let the call through (Codex treats
@@ -57,7 +58,10 @@ def hooks_path(scope: Scope) -> Path:
 
 def command_entries(command: HookCommand) -> dict[str, list[Any]]:
     def hook(event: str, timeout: int, guarded: bool) -> dict[str, Any]:
-        line = command.line(AGENT, event, "--hook-timeout", str(timeout))
+        extra = ["--hook-timeout", str(timeout)]
+        if event == "PreToolUse":  # a person gets nearly all of the hook's time to answer
+            extra += ["--approval-timeout", str(APPROVAL_TIMEOUT)]
+        line = command.line(AGENT, event, *extra)
         return {"type": "command", "command": line + (GUARD if guarded else ""),
                 "timeout": timeout}
 

@@ -1,0 +1,145 @@
+"""End to end: the real Codex CLI (pinned in clis.py) through intentd's hooks, against a fake
+Responses API on loopback that scripts the model's tool calls.
+
+`intentd hook install codex --user` wires a scratch CODEX_HOME (and trusts intentd's hooks
+with the hashes Codex computes); `codex exec` then runs the script: a write the gate refuses,
+the intent selected with `intentd hook select`, the same write held in the approval queue until
+a person answers from another client, and the receipt in the ledger under the agent's name.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from intentd.daemon import protocol
+from intentd.daemon.cli import main
+from intentd.daemon.client import Client
+from intentd.daemon.engine.stages.intent_gate import GATE_MESSAGE
+from intentd.daemon.testing import DaemonProcess, make_workspace
+from tests.agents.clis import CODEX, installed
+from tests.agents.conftest import Person
+from tests.agents.fake_openai import (
+    FakeResponsesAPI,
+    Reply,
+    custom_tool_call,
+    function_call,
+    message,
+    provider_config,
+)
+
+MODEL = "gpt-5.5"  # a model Codex knows: its tools include the freeform apply_patch
+RUN_TIMEOUT = 240
+PATCH = "*** Begin Patch\n*** Add File: src/feature.py\n+FEATURE = True\n*** End Patch\n"
+
+
+@pytest.fixture
+def codex(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    program = installed(CODEX)
+    monkeypatch.setenv("PATH", f"{program.parent}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex-home"))
+    return program
+
+
+def run_codex(program: Path, api: FakeResponsesAPI, ws: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "NO_COLOR": "1"}
+    return subprocess.run(
+        [str(program), "exec", "--skip-git-repo-check", *provider_config(api.url, MODEL),
+         "-s", "workspace-write", "-C", str(ws), "Add the feature flag"],
+        env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT, stdin=subprocess.DEVNULL)
+
+
+def ledger(daemon: DaemonProcess, ws: Path) -> list[dict[str, Any]]:
+    with Client(daemon.socket_path) as client:
+        return list(client.call(protocol.LEDGER_QUERY, {"workspace": str(ws)})["entries"])
+
+
+def test_codex_refused_then_selects_then_its_write_waits_for_a_person_and_lands(
+        codex: Path, daemon: DaemonProcess, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    ws = make_workspace(tmp_path / "proj", files={"src/app.py": "x = 1\n"})
+    subprocess.run(["git", "init", "-q", str(ws)], check=True)
+    assert main(["hook", "install", "codex", "--user", "--socket", str(daemon.socket_path)]) == 0
+    assert "Codex CLI now runs its tool calls through intentd" in capsys.readouterr().out
+    hooks = json.loads((tmp_path / "codex-home" / "hooks.json").read_text())
+    assert "PreToolUse" in hooks["hooks"]
+    started = time.monotonic()
+    person = Person(daemon.socket_path)  # the app's side: answers from another connection
+    try:
+        with FakeResponsesAPI([
+            Reply([custom_tool_call("apply_patch", PATCH, call_id="call_refused")]),
+            Reply([function_call("exec_command", call_id="call_select",
+                                 cmd="intentd hook select INT-1")]),
+            Reply([custom_tool_call("apply_patch", PATCH, call_id="call_write")]),
+            Reply([message("The feature flag is in src/feature.py.")]),
+        ]) as api:
+            done = run_codex(codex, api, ws)
+    finally:
+        person.close()
+    elapsed = time.monotonic() - started
+    assert done.returncode == 0, done.stderr[-3000:]
+    outputs = api.tool_outputs()
+    # 1. the gate refused the write, and the model was told how to select
+    assert "blocked by PreToolUse hook" in outputs["call_refused"]
+    assert GATE_MESSAGE in outputs["call_refused"]
+    assert "intentd hook select <INTENT_ID>" in outputs["call_refused"]
+    # the SessionStart hook gave the model the handshake before its first turn
+    first = json.dumps(api.requests[0]["input"])
+    assert "intentd hook select <INTENT_ID>" in first and "INT-1" in first
+    # 2. the selection went through (the command itself ran in Codex's shell)
+    assert "blocked" not in outputs["call_select"]
+    # 3. the write waited for the person, was approved and landed
+    assert [seen["tool"] for seen in person.seen] == ["write_to_file"]
+    assert "+FEATURE = True" in str(person.seen[0]["diff"])
+    assert "Success" in outputs["call_write"]
+    assert (ws / "src" / "feature.py").read_text() == "FEATURE = True\n"
+    # 4. the ledger names the agent, the intent and the person, with the receipt
+    written = [e for e in ledger(daemon, ws) if e["intent"]["tool"] == "write_to_file"]
+    refused, landed = written[0], written[-1]
+    assert refused["decision"] == "deny" and refused["intent"]["agent"] == "codex"
+    assert landed["intent"]["agent"] == "codex" and landed["intent"]["intent_id"] == "INT-1"
+    assert landed["approved_by"] == "person"
+    assert landed["receipt"]["result"] == "success"
+    print(f"codex e2e: {elapsed:.1f} s for one codex exec run of 4 model turns")
+
+
+def test_with_the_daemon_gone_codex_cannot_write(codex: Path, tmp_path: Path,
+                                                 short_dir: Path) -> None:
+    ws = make_workspace(tmp_path / "proj", files={"src/app.py": "x = 1\n"})
+    subprocess.run(["git", "init", "-q", str(ws)], check=True)
+    assert main(["hook", "install", "codex", "--user", "--socket",
+                 str(short_dir / "gone.sock")]) == 0
+    with FakeResponsesAPI([
+        Reply([custom_tool_call("apply_patch", PATCH, call_id="call_w")]),
+        Reply([function_call("exec_command", call_id="call_c", cmd="echo no > src/x.py")]),
+        Reply([message("could not")]),
+    ]) as api:
+        done = run_codex(codex, api, ws)
+    assert done.returncode == 0, done.stderr[-3000:]
+    outputs = api.tool_outputs()
+    for call in ("call_w", "call_c"):
+        assert "blocked by PreToolUse hook" in outputs[call] and "intentd serve" in outputs[call]
+    assert not (ws / "src" / "feature.py").exists() and not (ws / "src" / "x.py").exists()
+
+
+def test_a_hook_that_cannot_even_start_still_refuses(codex: Path, tmp_path: Path) -> None:
+    """Codex lets a call through when its hook exits 127: the installed command turns that into
+    exit 2 with a reason (without it, this write would land)."""
+    ws = make_workspace(tmp_path / "proj", files={"src/app.py": "x = 1\n"})
+    subprocess.run(["git", "init", "-q", str(ws)], check=True)
+    assert main(["hook", "install", "codex", "--user",
+                 "--command", str(tmp_path / "uninstalled" / "intentd")]) == 0
+    with FakeResponsesAPI([
+        Reply([custom_tool_call("apply_patch", PATCH, call_id="call_w")]),
+        Reply([message("could not")]),
+    ]) as api:
+        done = run_codex(codex, api, ws)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "intentd: the hook could not run; the call is refused" in api.tool_outputs()["call_w"]
+    assert not (ws / "src" / "feature.py").exists()
