@@ -91,6 +91,11 @@ class Adapter:
         """Whether `ask` for this event reaches a prompt of the agent's own."""
         return False
 
+    def reports_at_once(self, event: HookEvent) -> bool:
+        """Whether no post_tool event will follow this call (a read gate the agent sends no
+        "after" for): the core then records the call as done when it allows it."""
+        return False
+
     def allow(self, event: HookEvent, reason: str, context: str | None = None) -> Reply:
         raise NotImplementedError
 

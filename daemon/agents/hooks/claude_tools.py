@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import shlex
 from typing import Any
 
 from intentd.daemon.agents.hooks.adapter import Mapped
@@ -12,6 +10,7 @@ from intentd.daemon.agents.hooks.mapping import (
     MCP_PREFIX,
     command_cwd,
     mcp_call,
+    ripgrep_call,
     selection,
     shell_call,
     unknown_tool,
@@ -56,25 +55,7 @@ def _ls(data: dict[str, Any], cwd: str | None) -> Mapped:
 
 
 def _grep(data: dict[str, Any], cwd: str | None) -> Mapped:
-    """Claude Code's Grep runs its own ripgrep, which knows nothing of intentd's ignore rules.
-
-    A search of one file is judged as a read of that file. A search of a folder is judged
-    as the `rg` command it is, so it is never auto-approved while ignore rules are in force
-    (the walk could reach an ignored file) or when the folder is outside the workspace.
-    Its `glob` and `type` only narrow the search, so the command judged leaves them out.
-    """
-    pattern, path = data.get("pattern"), data.get("path") or cwd or "."
-    if not isinstance(pattern, str) or not isinstance(path, str):
-        return Mapped("execute_command", {"command": None}, read_only=True)
-    if os.path.isfile(os.path.join(cwd or os.getcwd(), path)):
-        return Mapped("read_file", {"path": path}, read_only=True)
-    # The pattern goes in on standard input: a regex is not a path, and as an argument its
-    # `*` and `?` would read as a shell pattern to the checks.
-    search = f"rg --file - -- {shlex.quote(path)} <<< {shlex.quote(pattern)}"
-    args: dict[str, Any] = {"command": search}
-    if cwd:
-        args["cwd"] = cwd
-    return Mapped("execute_command", args, read_only=True)
+    return ripgrep_call(data.get("pattern"), data.get("path"), cwd)
 
 
 def _write(data: dict[str, Any], cwd: str | None) -> Mapped:

@@ -244,8 +244,12 @@ def pre_tool(hook: HookSession, mapped: Mapped) -> Reply:
         asked = asked or verdict == "ask"
         if str(answer.get("reason")) not in reasons:
             reasons.append(str(answer.get("reason")))
-    with hook.update() as state:
-        state.pending[call_key(event)] = call_ids
+    if asked or not adapter.reports_at_once(event):
+        with hook.update() as state:
+            state.pending[call_key(event)] = call_ids
+    else:  # no "after" event will come: recorded as done now
+        for call_id in call_ids:
+            hook.call(protocol.TOOLS_REPORT, {"call_id": call_id, "ok": True, "output": ""})
     said = hook.noted(f"intentd: {'; '.join(reasons)}")
     return adapter.ask(event, said) if asked else adapter.allow(event, said)
 

@@ -78,6 +78,26 @@ def replace(path: Any, old: Any, new: Any) -> Mapped:
     return Mapped("replace_in_file", {"path": path, "old_str": old, "new_str": new})
 
 
+def ripgrep_call(pattern: Any, path: Any, cwd: str | None) -> Mapped:
+    """An agent's own search tool (its own ripgrep, which knows nothing of intentd's ignore
+    rules). A search of one file is judged as a read of that file. A search of a folder is
+    judged as the `rg` command it is, so it is never auto-approved while ignore rules are in
+    force (the walk could reach an ignored file) or when the folder is outside the workspace.
+    Globs and types only narrow the search, so the command judged leaves them out."""
+    path = path or cwd or "."
+    if not isinstance(pattern, str) or not isinstance(path, str):
+        return Mapped("execute_command", {"command": None}, read_only=True)
+    if os.path.isfile(os.path.join(cwd or os.getcwd(), path)):
+        return Mapped("read_file", {"path": path}, read_only=True)
+    # The pattern goes in on standard input: a regex is not a path, and as an argument its
+    # `*` and `?` would read as a shell pattern to the checks.
+    search = f"rg --file - -- {shlex.quote(path)} <<< {shlex.quote(pattern)}"
+    args: dict[str, Any] = {"command": search}
+    if cwd:
+        args["cwd"] = cwd
+    return Mapped("execute_command", args, read_only=True)
+
+
 def command_cwd(cwd: str | None, root: str) -> str | None:
     """The hook's cwd when it is not the workspace root (commands and searches run there)."""
     if not cwd or os.path.realpath(cwd) == os.path.realpath(root):
