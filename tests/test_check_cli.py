@@ -1,4 +1,5 @@
-"""`intentd check` end to end: the contract of DESIGN.md, run as a real subprocess."""
+"""`intentd check` end to end: the contract of the README's "How a call is decided", run as a
+real subprocess."""
 
 from __future__ import annotations
 
