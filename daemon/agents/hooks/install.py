@@ -90,6 +90,21 @@ def is_intentd_hook(command: object, agent: str) -> bool:
     return False
 
 
+def command_problem(command: object) -> str | None:
+    """Why a hook command would not start: its program is not found (None when it would)."""
+    if not isinstance(command, str):
+        return None
+    try:
+        words = shlex.split(command)
+    except ValueError as exc:
+        return f"the command {command!r} does not parse: {exc}"
+    if not words:
+        return "an empty command"
+    program = os.path.expanduser(words[0])
+    found = (os.access(program, os.X_OK) if os.sep in program else shutil.which(program))
+    return None if found else f"`{words[0]}` is not found (the command `{command}`)"
+
+
 @dataclass(frozen=True)
 class Change:
     """One file's new text (None: the file is removed)."""

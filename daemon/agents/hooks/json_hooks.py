@@ -18,6 +18,7 @@ from intentd.daemon.agents.hooks.install import (
     InstallError,
     Scope,
     Wiring,
+    command_problem,
     is_intentd_hook,
     read_text,
 )
@@ -105,6 +106,8 @@ class JsonHooksInstaller:
             wanted = self.entries(PLACEHOLDER)
             problems += [f"{event}: intentd's hook is missing" for event in wanted
                          if not present.get(event)]
+            problems += sorted({problem for entries in present.values() for entry in entries
+                                for problem in command_problems(entry)})
         return [Wiring(path, bool(present), tuple(problems))]
 
     def _present(self, document: Any) -> dict[str, list[Any]]:
@@ -129,3 +132,13 @@ class JsonHooksInstaller:
                 problems.append(f'"hooks.{event}" has an entry that is not an object')
         return problems
 
+
+def command_problems(entry: Any) -> list[str]:
+    """What stops an entry's command from running (its program is not found)."""
+    if not isinstance(entry, dict):
+        return []
+    if "command" in entry:
+        problem = command_problem(entry.get("command"))
+        return [problem] if problem else []
+    inner = entry.get("hooks")
+    return [p for hook in inner for p in command_problems(hook)] if isinstance(inner, list) else []

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from intentd.daemon import protocol
+from intentd.daemon.setup.doctor.agents import check_agents
 from intentd.daemon.setup.doctor.daemon import check_socket
 from intentd.daemon.setup.doctor.qt_libraries import check_qt_libraries
 from intentd.daemon.setup.doctor.result import CheckResult
@@ -39,6 +40,7 @@ def run_checks(socket_path: Path, workspace: Path) -> list[CheckResult]:
         *check_workspace(workspace),
         check_checkpoints(workspace),
         check_watch_coverage(workspace),
+        *check_agents(workspace),
     ]
 
 
