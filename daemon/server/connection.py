@@ -9,6 +9,7 @@ from typing import Any
 
 from intentd.daemon import protocol
 from intentd.daemon.engine.session import Session
+from intentd.daemon.protocol import messages
 from intentd.daemon.server.core import DaemonCore
 from intentd.daemon.server.framing import LineTooLong, read_line
 from intentd.daemon.server.rpc import MethodTable
@@ -105,8 +106,8 @@ class Connection:
     def close_session(self, session: Session) -> None:
         self.sessions.discard(session.id)
         self.core.engine.forget_session(session)
-        self.core.bus.publish(protocol.SESSIONS_CLOSED, {"session_id": session.id,
-                                                         "workspace": session.workspace.root_str})
+        self.core.bus.publish(protocol.SESSIONS_CLOSED, messages.SessionClosed(
+            session_id=session.id, workspace=session.workspace.root_str).to_json())
 
     async def finish(self, timeout: float) -> None:
         """At shutdown: let answers already under way go out, then close."""
