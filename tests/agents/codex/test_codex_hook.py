@@ -256,3 +256,13 @@ def test_permission_request_is_left_to_codex_and_session_start_teaches_the_hands
     assert context["hookEventName"] == "SessionStart"
     assert "intentd hook select <INTENT_ID>" in context["additionalContext"]
     assert "INT-1" in context["additionalContext"]
+
+
+def test_a_codex_hook_call_imports_nothing_heavy(daemon: DaemonProcess, ws: Path) -> None:
+    from tests.agents.test_hook_imports import heavy, loaded
+
+    argv = ["hook", "codex", "PreToolUse", "--socket", str(daemon.socket_path)]
+    out, modules = loaded(argv, fixture("pre_apply_patch_update", ws), ws)
+    assert "permissionDecision" in out  # the gate's refusal: no intent yet
+    assert heavy(modules) == []
+    assert "intentd.daemon.agents.hooks.codex_install" not in modules

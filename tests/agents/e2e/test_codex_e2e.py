@@ -92,8 +92,10 @@ def test_codex_refused_then_selects_then_its_write_waits_for_a_person_and_lands(
     # the SessionStart hook gave the model the handshake before its first turn
     first = json.dumps(api.requests[0]["input"])
     assert "intentd hook select <INTENT_ID>" in first and "INT-1" in first
-    # 2. the selection went through (the command itself ran in Codex's shell)
+    # 2. the selection went through; the command itself ran in Codex's shell and printed the
+    #    intent's context for the model
     assert "blocked" not in outputs["call_select"]
+    assert "<intent_context>" in outputs["call_select"] and "id: INT-1" in outputs["call_select"]
     # 3. the write waited for the person, was approved and landed
     assert [seen["tool"] for seen in person.seen] == ["write_to_file"]
     assert "+FEATURE = True" in str(person.seen[0]["diff"])
