@@ -9,6 +9,7 @@ from typing import Any
 
 from intentd.daemon import protocol
 from intentd.daemon.client import Client
+from intentd.daemon.protocol import messages
 
 
 def answer(client: Client, args: argparse.Namespace, decision: str) -> int:
@@ -56,17 +57,18 @@ def watch(client: Client, as_json: bool) -> int:
         elif as_json:
             print(json.dumps(note), flush=True)
         else:
-            print(f"{params.get('approval_id')}: {params.get('resolution')}", flush=True)
+            resolved = messages.ApprovalResolved.from_json(params)
+            print(f"{resolved.approval_id}: {resolved.resolution}", flush=True)
 
 
-def _print_request(approval: dict[str, Any], as_json: bool) -> None:
+def _print_request(sent: Any, as_json: bool) -> None:
     if as_json:
-        print(json.dumps(approval), flush=True)
+        print(json.dumps(sent), flush=True)
         return
-    args = approval.get("args") or {}
-    target = args.get("command") or args.get("path") or ""
-    print(f"{approval.get('id')}  {approval.get('tool')}  {str(target)[:120]}\n"
-          f"      why: {approval.get('reason')}\n"
-          f"      answer: intentd approve {approval.get('id')} "
-          f"[--rest-of-turn] [--grant session|workspace]  |  intentd reject {approval.get('id')}",
+    approval = messages.Approval.from_json(sent)
+    target = approval.args.get("command") or approval.args.get("path") or ""
+    print(f"{approval.id}  {approval.tool}  {str(target)[:120]}\n"
+          f"      why: {approval.reason}\n"
+          f"      answer: intentd approve {approval.id} "
+          f"[--rest-of-turn] [--grant session|workspace]  |  intentd reject {approval.id}",
           flush=True)
