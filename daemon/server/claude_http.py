@@ -96,6 +96,7 @@ class HeldSessions:
         self.conn = HookConnection(core, adapter.name)
         self.held: OrderedDict[str, HeldSession] = OrderedDict()
         self._opening: dict[str, asyncio.Future[HeldSession]] = {}
+        self._closing: set[asyncio.Task[None]] = set()  # held, so none is collected midway
         self._ids = 0
 
     async def rpc(self, method: str, params: dict[str, Any]) -> Any:
@@ -271,7 +272,9 @@ class HeldSessions:
         for key, held in list(self.held.items()):
             if now - held.used > IDLE_SECONDS:
                 del self.held[key]
-                asyncio.get_running_loop().create_task(self.close(held))
+                task = asyncio.get_running_loop().create_task(self.close(held))
+                self._closing.add(task)
+                task.add_done_callback(self._closing.discard)
 
     async def close_all(self) -> None:
         for held in list(self.held.values()):

@@ -30,7 +30,7 @@ from intentd.daemon import protocol
 from intentd.daemon.agents.hooks.claude import ADAPTER
 from intentd.daemon.server import hook_token
 from intentd.daemon.server.claude_http import HeldSessions, HookOptions
-from intentd.daemon.trust.tcp_peer import peer_uid
+from intentd.daemon.trust.tcp_peer import listener_uid, peer_uid
 
 log = logging.getLogger(__name__)
 HOST = "127.0.0.1"
@@ -321,9 +321,12 @@ async def start_http_hook(core: Any, table: Any, port: int | None) -> HookServic
     try:
         await server.start()
     except OSError as exc:
-        log.warning("HTTP hook off: cannot listen on %s:%s: %s (another program, perhaps "
-                    "another user's, holds the port; `intentd serve --http-hook-port` picks "
-                    "another)", HOST, port, exc.strerror or exc)
+        holder = listener_uid(port) if port else None
+        who = ("" if holder is None else " by this user" if holder == os.getuid()
+               else f" by ANOTHER USER (uid {holder}): hooks sent there reach them")
+        log.warning("HTTP hook off: cannot listen on %s:%s: %s (the port is held%s; set "
+                    "%s=PORT to use another, and install the hook again)", HOST, port,
+                    exc.strerror or exc, who, SETTING)
         return None
     log.info("HTTP hook on http://%s:%s%s", HOST, server.port, PATH)
     write_status(core.engine.home, server.port)

@@ -61,3 +61,13 @@ def peer_uid(sock: socket.socket) -> int | None:
         return None
     uid: int = struct.unpack_from("=I", answer, UID_OFFSET)[0]
     return uid
+
+
+def listener_uid(port: int, host: str = "127.0.0.1", timeout: float = 1.0) -> int | None:
+    """The uid of whoever listens on host:port (an accepted socket keeps its listener's uid);
+    None when nothing listens there, or the kernel cannot say. Nothing is sent."""
+    try:
+        with socket.create_connection((host, port), timeout=timeout) as probe:
+            return peer_uid(probe)
+    except OSError:
+        return None

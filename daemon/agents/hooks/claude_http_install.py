@@ -8,6 +8,7 @@ Code 2.1.295 or later; HTTP hooks, 2.1.63. Older versions: install the command h
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlsplit
@@ -98,7 +99,25 @@ def validate(document: Any) -> list[str]:
                 if hook_token.TOKEN_ENV not in (hook.get("allowedEnvVars") or []):
                     problems.append(f"PreToolUse: allowedEnvVars lacks {hook_token.TOKEN_ENV} "
                                     "(the token would be sent empty and refused)")
+                problems += port_problems(str(hook.get("url", "")))
     return problems
+
+
+def port_problems(url: str) -> list[str]:
+    """Another user's program listening where the hook posts would read the token and could
+    answer "allow" to everything: said loudly (a daemon that is down is no config problem)."""
+    from intentd.daemon.trust.tcp_peer import listener_uid  # only for `doctor`
+
+    try:
+        port = urlsplit(url).port
+    except ValueError:
+        return [f"the HTTP hook's URL {url!r} is not valid"]
+    holder = listener_uid(port) if port else None
+    if holder is None or holder == os.getuid():
+        return []
+    return [f"port {port} of the HTTP hook is held by ANOTHER USER (uid {holder}): they would "
+            "receive the hook token and could answer for intentd. Stop using the HTTP hook "
+            "(install the command hooks) or move it (INTENTD_HTTP_HOOK=PORT), then install again"]
 
 
 def installer(port: int | None = None, workspace: Path | None = None) -> JsonHooksInstaller:

@@ -1,0 +1,159 @@
+"""Benchmark: what one gated Claude Code tool call costs through each hook, p50 and p99.
+
+Run: python tests/bench/bench_hooks.py [--http-rounds N] [--process-rounds N]
+Starts a real daemon (its HTTP hook on a free port) and sends the PreToolUse of an
+auto-approved Read, a different file each time (so the repetition stage never steps in):
+- over the daemon's HTTP hook, a new connection per call as Claude Code makes it;
+- through the command hook `intentd hook claude-code`, a new process per call (JSON on stdin);
+- straight over the Unix socket as `tools/authorize`: the pipeline's own part, for scale;
+and runs a bare `python -c pass` interleaved with the hook processes, in the same run.
+Overhead = the hook's time less the socket call's (the pipeline's work is the same in all).
+Targets (issue 16): HTTP hook ≤ 2 ms, command hook ≤ 60 ms per call. Asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from intentd.daemon import protocol
+from intentd.daemon.client import Client
+from intentd.daemon.testing import DaemonProcess, make_workspace
+
+SESSION = "bench-hooks-0001"
+HTTP_TARGET_MS, PROCESS_TARGET_MS = 2.0, 60.0
+
+
+def payload(ws: Path, n: int, session: str = SESSION) -> dict[str, Any]:
+    return {"session_id": session, "transcript_path": "/dev/null", "cwd": str(ws),
+            "permission_mode": "default", "hook_event_name": "PreToolUse", "tool_name": "Read",
+            "tool_input": {"file_path": str(ws / "src" / f"r{n}.py")}, "tool_use_id": f"t{n}"}
+
+
+def http_call(port: int, token: str, body: bytes) -> tuple[float, dict[str, Any]]:
+    started = time.perf_counter()
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    conn.request("POST", "/claude-code?timeout=60", body=body, headers={
+        "Content-Type": "application/json", "Authorization": f"Bearer {token}"})
+    answer = json.loads(conn.getresponse().read())
+    conn.close()
+    return (time.perf_counter() - started) * 1000, answer
+
+
+def process_call(argv: list[str], body: str, env: dict[str, str]) -> tuple[float, dict[str, Any]]:
+    started = time.perf_counter()
+    done = subprocess.run(argv, input=body, text=True, capture_output=True, env=env, check=True)
+    took = (time.perf_counter() - started) * 1000
+    return took, json.loads(done.stdout)
+
+
+def bare(env: dict[str, str]) -> float:
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "pass"], env=env, check=True)
+    return (time.perf_counter() - started) * 1000
+
+
+def hook_argv(socket_path: Path) -> list[str]:
+    """The console script next to this Python (what `hook install` writes), else `-m`."""
+    script = Path(sys.executable).parent / "intentd"
+    head = [str(script)] if script.exists() else [sys.executable, "-m", "intentd.daemon.cli"]
+    return [*head, "hook", "claude-code", "--socket", str(socket_path)]
+
+
+def socket_calls(socket_path: Path, ws: Path, rounds: int, first: int) -> list[float]:
+    samples = []
+    with Client(socket_path) as client:
+        client.initialize("bench")
+        session_id = client.call(protocol.SESSIONS_OPEN, {"workspace": str(ws)})["session_id"]
+        for n in range(first, first + rounds):
+            started = time.perf_counter()
+            answer = client.call(protocol.TOOLS_AUTHORIZE, {
+                "session_id": session_id, "tool": "read_file",
+                "args": {"path": str(ws / "src" / f"r{n}.py")}})
+            samples.append((time.perf_counter() - started) * 1000)
+            assert answer["decision"] == "allow", answer
+    return samples
+
+
+def pct(samples: list[float], q: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * q))]
+
+
+def show(label: str, samples: list[float], base: float | None = None,
+         target: float | None = None) -> None:
+    p50, p99 = statistics.median(samples), pct(samples, 0.99)
+    line = f"{label:46} n={len(samples):5}  p50 {p50:7.2f} ms  p99 {p99:7.2f} ms"
+    if base is not None:
+        over50, over99 = p50 - base, p99 - base
+        line += f"  overhead p50 {over50:6.2f} / p99 {over99:6.2f} ms"
+        if target is not None:
+            line += f"  (target <= {target:g}: {'met' if over99 <= target else 'NOT met'} at p99)"
+    print(line)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--http-rounds", type=int, default=2000)
+    parser.add_argument("--process-rounds", type=int, default=100)
+    args = parser.parse_args()
+    total = args.http_rounds * 2 + args.process_rounds + 20
+    with tempfile.TemporaryDirectory(prefix="itd-", dir="/tmp") as tmp:
+        root = Path(tmp)
+        ws = make_workspace(root / "ws", policy={"auto_approve": {"read": True}},
+                            files={f"src/r{n}.py": f"r = {n}\n" for n in range(total)})
+        state = root / "state"
+        env = {**os.environ, "XDG_STATE_HOME": str(state), "CLAUDE_PROJECT_DIR": str(ws)}
+        with DaemonProcess(root / "d.sock", state,
+                           extra_env={"INTENTD_HTTP_HOOK": "0"}) as daemon:
+            folder = state / "intentd" / "http-hook"
+            deadline = time.monotonic() + 10
+            while not (folder / "status.json").exists() and time.monotonic() < deadline:
+                time.sleep(0.01)
+            port = json.loads((folder / "status.json").read_text())["port"]
+            token = (folder / "token").read_text().strip()
+            n = 0
+            for _ in range(20):  # warm-up: the session opened, the workspace loaded
+                http_call(port, token, json.dumps(payload(ws, n, "warm")).encode())
+                n += 1
+            via_http = []
+            for _ in range(args.http_rounds):
+                took, answer = http_call(port, token, json.dumps(payload(ws, n)).encode())
+                assert answer["hookSpecificOutput"]["permissionDecision"] == "allow", answer
+                via_http.append(took)
+                n += 1
+            direct = socket_calls(daemon.socket_path, ws, args.http_rounds, n)
+            n += args.http_rounds
+            argv = hook_argv(daemon.socket_path)
+            process_call(argv, json.dumps(payload(ws, n, "proc")), env)  # starts its keeper
+            via_process, python_pass = [], []
+            for _ in range(args.process_rounds):
+                n += 1
+                took, answer = process_call(argv, json.dumps(payload(ws, n, "proc")), env)
+                assert answer["hookSpecificOutput"]["permissionDecision"] == "allow", answer
+                via_process.append(took)
+                python_pass.append(bare(env))
+            subprocess.run(argv, input=json.dumps({"session_id": "proc",
+                                                   "hook_event_name": "SessionEnd"}),
+                           text=True, capture_output=True, env=env)
+    base = statistics.median(direct)
+    print(f"PreToolUse of an auto-approved Read, each a different file; command: {argv[0]}")
+    show("socket: tools/authorize (the pipeline itself)", direct)
+    show("HTTP hook: new connection per call", via_http, base, HTTP_TARGET_MS)
+    show("command hook: `intentd hook claude-code`", via_process, base, PROCESS_TARGET_MS)
+    show("bare `python -c pass` (same run, interleaved)", python_pass)
+    print(f"command hook less bare python (p50): "
+          f"{statistics.median(via_process) - statistics.median(python_pass):.1f} ms")
+
+
+if __name__ == "__main__":
+    main()
