@@ -42,8 +42,10 @@ APP_SERVER_TIMEOUT = 30.0
 # The hook process failing to start or crashing must not let the call through (Codex treats
 # any exit but 0 and 2 as "no decision"): the shell turns that into exit 2 with a reason.
 GUARD = ' || { echo "intentd: the hook could not run; the call is refused" >&2; exit 2; }'
+END_TIMEOUT = 3     # Codex caps a SessionEnd hook at 3 s
 EVENT_KEYS = {"PreToolUse": "pre_tool_use", "PermissionRequest": "permission_request",
-              "PostToolUse": "post_tool_use", "SessionStart": "session_start"}
+              "PostToolUse": "post_tool_use", "SessionStart": "session_start",
+              "SessionEnd": "session_end"}
 
 
 def codex_home(scope: Scope) -> Path:
@@ -71,6 +73,8 @@ def command_entries(command: HookCommand) -> dict[str, list[Any]]:
         "PermissionRequest": [{"matcher": "*",
                                "hooks": [hook("PermissionRequest", QUICK_TIMEOUT, True)]}],
         "PostToolUse": [{"matcher": "*", "hooks": [hook("PostToolUse", QUICK_TIMEOUT, False)]}],
+        # the session's keeper stops with it (else it lingers until it has been idle for hours)
+        "SessionEnd": [{"hooks": [hook("SessionEnd", END_TIMEOUT, False)]}],
     }
 
 

@@ -113,7 +113,8 @@ def test_every_fixture_is_read_as_codex_sent_it(ws: Path) -> None:
         "post_apply_patch_update": "post_tool", "post_bash_read": "post_tool",
         "post_bash_write": "post_tool", "pre_apply_patch_add": "pre_tool",
         "pre_apply_patch_update": "pre_tool", "pre_bash_read": "pre_tool",
-        "pre_bash_write": "pre_tool", "pre_mcp": "pre_tool", "session_start": "session_start"}
+        "pre_bash_write": "pre_tool", "pre_mcp": "pre_tool", "session_start": "session_start",
+        "session_end": "session_end"}
     ok = ADAPTER.event(None, fixture("post_apply_patch_update", ws))
     assert ok.ok and "Success. Updated the following files" in ok.output
     failed = fixture("post_apply_patch_update", ws, tool_response="Exit code: 1\nWall time: 0 "
@@ -266,3 +267,14 @@ def test_a_codex_hook_call_imports_nothing_heavy(daemon: DaemonProcess, ws: Path
     assert "permissionDecision" in out  # the gate's refusal: no intent yet
     assert heavy(modules) == []
     assert "intentd.daemon.agents.hooks.codex_install" not in modules
+
+
+def test_session_end_lets_the_sessions_keeper_go(hook: Hook) -> None:
+    from intentd.daemon.agents.hooks.state import StateFile
+
+    payload = fixture("pre_bash_read", hook.ws)
+    assert hook(payload).allowed
+    state = StateFile("codex", payload["session_id"])
+    assert state.read().session_id is not None  # a keeper holds the daemon session
+    assert hook(fixture("session_end", hook.ws)).code == 0
+    assert not state.path.exists()

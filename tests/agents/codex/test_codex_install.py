@@ -91,9 +91,9 @@ def test_install_then_uninstall_leaves_the_users_hooks_and_config_byte_for_byte(
     assert ours["command"].startswith("intentd hook codex PreToolUse --socket ")
     assert ours["timeout"] == 120 and "exit 2" in ours["command"]
     assert set(written["hooks"]) == {"PreToolUse", "Stop", "SessionStart", "PermissionRequest",
-                                     "PostToolUse"}
+                                     "PostToolUse", "SessionEnd"}
     config = (home / ".codex" / "config.toml").read_text()
-    assert config.startswith(USER_CONFIG) and config.count("trusted_hash") == 5
+    assert config.startswith(USER_CONFIG) and config.count("trusted_hash") == 6
     # a second install changes nothing
     assert [c.text for c in INSTALLER.install(scope, COMMAND)] == [
         (home / ".codex" / "hooks.json").read_text(), config]
@@ -122,7 +122,8 @@ def test_the_real_codex_cli_runs_what_install_wrote_and_trusts_it(
     listed = hooks_list(codex_on_path, home / ".codex", tmp_path)
     assert listed["warnings"] == [] and listed["errors"] == []
     ours = {h["eventName"]: h for h in listed["hooks"] if "intentd hook codex" in h["command"]}
-    assert set(ours) == {"preToolUse", "permissionRequest", "postToolUse", "sessionStart"}
+    assert set(ours) == {"preToolUse", "permissionRequest", "postToolUse", "sessionStart",
+                         "sessionEnd"}
     assert {h["trustStatus"] for h in ours.values()} == {"trusted"}
     assert ours["preToolUse"]["timeoutSec"] == 120 and ours["preToolUse"]["matcher"] == "*"
     theirs = [h for h in listed["hooks"] if h["command"] == "~/bin/audit.sh"]
