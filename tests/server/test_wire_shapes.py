@@ -13,6 +13,7 @@ from intentd.daemon.client import Client
 from intentd.daemon.engine.intents import Intent
 from intentd.daemon.protocol import messages
 from intentd.daemon.server import wire
+from intentd.daemon.testing import make_intent, write_intents
 from intentd.daemon.utils.yamlfile import ConfigError, ConfigErrors
 from tests.server.helpers import open_session
 
@@ -54,10 +55,14 @@ def test_answers_are_the_declared_shapes(connect: Connect, workspace: Path) -> N
     assert answers[protocol.INTENTS_LIST]["intents"][0]["selectable"] is True
     for method, answer in answers.items():
         same_after_a_round_trip(messages.RESULTS[method], answer)
-    seen = 0
-    while (note := client.next_notification(timeout=0.5)) is not None:
+    write_intents(workspace, make_intent(), make_intent("INT-2", status="BLOCKED", owner="me"))
+    seen: set[str] = set()
+    while (note := client.next_notification(timeout=5)) is not None:
         shape = messages.NOTIFICATION_PARAMS.get(note["method"])
         if shape is not None:
             same_after_a_round_trip(shape, note["params"])
-            seen += 1
-    assert seen >= 3  # sessions/opened, approvals/requested and resolved, tools/finished
+            seen.add(note["method"])
+        if protocol.INTENTS_CHANGED in seen:
+            break
+    assert {protocol.SESSIONS_OPENED, protocol.APPROVALS_REQUESTED, protocol.APPROVALS_RESOLVED,
+            protocol.TOOLS_FINISHED, protocol.INTENTS_CHANGED} <= seen
