@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -77,7 +78,7 @@ def helper_answer(body: dict[str, Any]) -> dict[str, Any]:
 class FakeGeminiAPI:
     """Answers the agent's turns from the script, in order; helper questions out of band."""
 
-    def __init__(self, script: list[Turn | ErrorReply]) -> None:
+    def __init__(self, script: Sequence[Turn | ErrorReply]) -> None:
         self.script = list(script)
         self.requests: list[dict[str, Any]] = []     # the agent's turns (streamed)
         self.helper_requests: list[dict[str, Any]] = []
