@@ -87,7 +87,15 @@ def _register_hook(subparsers: Any) -> None:
                                help="the daemon's socket, written into the hook command")
             setup.add_argument("--command", help="how the agent runs intentd (default: "
                                                  "`intentd`, or this Python's `-m` form)")
+            setup.add_argument("--http", action="store_true",
+                               help="claude-code: the daemon's HTTP hook (Claude Code 2.1.295 "
+                                    "or later) instead of a process per tool call")
+            setup.add_argument("--port", type=int, help="with --http: the daemon's HTTP hook "
+                                                        "port (default: the one it serves on)")
         setup.set_defaults(func=_lazy("hooks.commands", f"run_{verb}"))
+    token = kinds.add_parser("token", help="print the secret token of the daemon's HTTP hook "
+                                           "(for INTENTD_HOOK_TOKEN)")
+    token.set_defaults(func=_lazy("hooks.claude_http_token", "run_token"))
     select = kinds.add_parser("select", help="select an intent for the agent's session "
                                              "(run by the agent as a shell command; its hook "
                                              "does it)")

@@ -22,6 +22,10 @@ class Deadline:
     def after(cls, seconds: float) -> Deadline:
         return cls(time.monotonic() + seconds, seconds)
 
+    def renewed(self, seconds: float) -> Deadline:
+        """The same start, another budget (an event that says its own timeout)."""
+        return Deadline(self.at - self.seconds + seconds, seconds)
+
     def left(self) -> float:
         return self.at - time.monotonic()
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -92,3 +93,13 @@ def test_only_the_intentd_servers_select_is_a_selection() -> None:
     """Another server's tool of the same name is that server's tool, gated like any other."""
     for name in ("mcp__github__select_active_intent", "mcp__evil__intentd__select_active_intent"):
         assert map_call(name, {"intent_id": "INT-1"}) == Mapped(name, {"intent_id": "INT-1"})
+
+
+def test_a_fifo_at_the_edits_path_is_never_waited_on(tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    mapped = map_call("Edit", {"file_path": str(fifo), "old_string": "a", "new_string": "b",
+                               "replace_all": True})
+    assert mapped.tool == "replace_in_file"  # not computed from the FIFO's (absent) text
+    book = map_call("NotebookEdit", {"notebook_path": str(fifo), "new_source": "x"})
+    assert book.tool == "write_to_file" and book.args["content"] == ""

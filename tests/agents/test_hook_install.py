@@ -149,3 +149,25 @@ def test_every_registered_installer_wires_its_gates_fail_closed(ws: Path, home: 
         document = json.loads(text)
         gate = "PreToolUse" if name == "claude-code" else "beforeShellExecution"
         assert "block" in json.dumps(document["hooks"][gate]) or "failClosed" in text
+
+
+def test_comments_are_kept_where_the_agent_reads_json_with_comments(tmp_path: Path) -> None:
+    """Gemini CLI's settings.json may hold // and /* */ comments: they stay as written."""
+    from intentd.daemon.agents.hooks.json_hooks import JsonHooksInstaller
+
+    original = ('{\n  // my theme\n  "theme": "dark", /* why: eyes */\n  "hooks": {\n'
+                '    "BeforeTool": [\n      {"hooks": [{"command": "guard"}]} // mine\n    ]\n  }\n}\n')
+    path = tmp_path / "settings.json"
+    path.write_text(original)
+    installer = JsonHooksInstaller(
+        "gemini", lambda scope: path,
+        lambda command: {"BeforeTool": [{"hooks": [{"command": command.line("gemini")}]}]},
+        comments=True)
+    scope = Scope(tmp_path, tmp_path)
+    merged = installer.install(scope, HookCommand(("intentd",)))[0].text
+    assert merged is not None and "// my theme" in merged and "/* why: eyes */" in merged
+    path.write_text(merged)
+    assert installer.inspect(scope)[0].wired
+    assert installer.uninstall(scope)[0].text == original
+    with pytest.raises(JsonEditError):
+        parse(original)  # plain JSON still refuses comments

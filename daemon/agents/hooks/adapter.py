@@ -38,6 +38,7 @@ class HookEvent:
     call_key: str = ""                  # pairs a post_tool with its pre_tool; "" = derived
     ok: bool = True                     # post_tool: the tool succeeded
     output: str = ""                    # post_tool: its output as text
+    hook_timeout: float | None = None   # this event's own timeout, when the agent's differs
     payload: Mapping[str, Any] = field(default_factory=dict)
 
 
@@ -75,6 +76,9 @@ class Adapter:
     project_dir_env: ClassVar[tuple[str, ...]] = ()
     select_hint: ClassVar[str] = DEFAULT_SELECT_HINT
     shell_tool: ClassVar[str] = "shell"     # what the handshake calls the agent's shell tool
+    # The agent drops SessionStart context: the handshake rides on the first allowed tool call
+    # instead (and again after an intent-gate refusal).
+    handshake_in_tool_context: ClassVar[bool] = False
 
     def event(self, hook_event: str | None, payload: Any) -> HookEvent:
         """The payload parsed; HookInputError when it cannot be trusted."""

@@ -34,4 +34,18 @@ def command_entries(command: HookCommand) -> dict[str, list[Any]]:
     }
 
 
-INSTALLER = JsonHooksInstaller(AGENT, settings_path, command_entries)
+def ours(entry: Any) -> bool:
+    """intentd's command hooks and its HTTP hooks alike (either is taken out on uninstall)."""
+    from intentd.daemon.agents.hooks import claude_http_install  # it imports this module
+
+    return claude_http_install.ours(entry)
+
+
+def validate(document: Any) -> list[str]:
+    from intentd.daemon.agents.hooks import claude_http_install
+
+    return claude_http_install.validate(document)
+
+
+INSTALLER = JsonHooksInstaller(AGENT, settings_path, command_entries, ours=ours,
+                               validate=validate)

@@ -10,6 +10,7 @@ from intentd.daemon.agents.hooks.mapping import (
     MCP_PREFIX,
     command_cwd,
     mcp_call,
+    read_regular_text,
     ripgrep_call,
     selection,
     shell_call,
@@ -88,11 +89,10 @@ def _edits(path: Any, edits: list[Any]) -> Mapped:
 def apply_edits(path: str, edits: list[Any]) -> str | None:
     """The file's text after Claude Code's edits, or None when they do not apply."""
     try:
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read()
+        text = read_regular_text(path)
     except FileNotFoundError:
         text = ""
-    except (OSError, UnicodeDecodeError):
+    except (OSError, UnicodeDecodeError):  # a FIFO or device included: never waited on
         return None
     for edit in edits:
         old, new = edit.get("old_string"), edit.get("new_string")
@@ -120,8 +120,7 @@ def _notebook(data: dict[str, Any], cwd: str | None) -> Mapped:
 def notebook_after(path: str, data: dict[str, Any]) -> str | None:
     """The notebook JSON after NotebookEdit (replace / insert / delete a cell), when computable."""
     try:
-        with open(path, encoding="utf-8") as handle:
-            book = json.load(handle)
+        book = json.loads(read_regular_text(path))
         cells = book["cells"]
         position = _cell_position(cells, data.get("cell_id"))
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
@@ -155,9 +154,8 @@ def _cell_position(cells: list[dict[str, Any]], cell_id: Any) -> int | None:
 
 def _current_text(path: str) -> str:
     try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            return handle.read()
-    except OSError:
+        return read_regular_text(path, errors="replace")
+    except (OSError, UnicodeDecodeError):
         return ""
 
 

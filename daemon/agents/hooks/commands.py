@@ -45,6 +45,13 @@ def run_install(args: argparse.Namespace, remove: bool = False) -> int:
         print(f"intentd hook {verb}: {exc}", file=sys.stderr)
         return 2
     installer = chosen.installer()
+    if getattr(args, "http", False) or getattr(args, "port", None) is not None:
+        if chosen.name != "claude-code":
+            print(f"intentd hook {verb}: --http is for claude-code only", file=sys.stderr)
+            return 2
+        from intentd.daemon.agents.hooks.claude_http_install import installer as http_installer
+
+        installer = http_installer(port=args.port)
     if installer is None:
         print(f"intentd hook {verb}: {chosen.label} has no installer yet; see docs/agents.md",
               file=sys.stderr)

@@ -220,8 +220,9 @@ def pre_tool(hook: HookSession, mapped: Mapped) -> Reply:
     adapter, event = hook.adapter, hook.event
     if mapped.select is not None:
         return select_intent(hook, mapped.select)
-    if mapped.tool is None:
-        return adapter.no_opinion(event)  # the agent's own permissions decide
+    if mapped.tool is None:  # the agent's own permissions decide
+        handshake = tool_handshake(hook)
+        return adapter.context(event, handshake) if handshake else adapter.no_opinion(event)
     call_ids: list[str] = []
     reasons: list[str] = []
     asked = False
@@ -239,6 +240,9 @@ def pre_tool(hook: HookSession, mapped: Mapped) -> Reply:
             reason = str(answer.get("reason") or "refused")
             if answer.get("stage") == "intent_gate":
                 reason = f"{reason} {adapter.select_hint}"
+                if adapter.handshake_in_tool_context:
+                    with hook.update() as state:
+                        state.handshake_given = False  # the next allowed call brings it again
             return adapter.deny(event, hook.noted(f"intentd ({answer.get('stage')}): {reason}"))
         call_ids.append(str(answer["call_id"]))
         asked = asked or verdict == "ask"
@@ -251,7 +255,24 @@ def pre_tool(hook: HookSession, mapped: Mapped) -> Reply:
         for call_id in call_ids:
             hook.call(protocol.TOOLS_REPORT, {"call_id": call_id, "ok": True, "output": ""})
     said = hook.noted(f"intentd: {'; '.join(reasons)}")
-    return adapter.ask(event, said) if asked else adapter.allow(event, said)
+    if asked:
+        return adapter.ask(event, said)
+    return adapter.allow(event, said, context=tool_handshake(hook))
+
+
+def tool_handshake(hook: HookSession) -> str | None:
+    """The handshake, for an agent that loses SessionStart context, on the first call it may
+    ride on while no intent is selected (None otherwise)."""
+    if not hook.adapter.handshake_in_tool_context:
+        return None
+    state = hook.state.read()
+    if state.intent_id or state.handshake_given or hook.workspace is None:
+        return None
+    text = handshake_text(hook, hook.workspace)
+    if text is not None:
+        with hook.update() as locked:
+            locked.handshake_given = True
+    return text
 
 
 def withdraw(hook: HookSession, call_ids: list[str]) -> None:
@@ -306,18 +327,23 @@ def session_end(hook: HookSession) -> Reply:
 
 def session_start(hook: HookSession) -> Reply:
     """At the start of a session, the agent learns the handshake and the intents to pick from."""
-    adapter, root = hook.adapter, hook.workspace
-    if root is None or not (Path(root) / INTENTS_FILE).is_file():
-        return adapter.no_opinion(hook.event)
+    text = handshake_text(hook, hook.workspace) if hook.workspace is not None else None
+    return hook.adapter.context(hook.event, text) if text else hook.adapter.no_opinion(hook.event)
+
+
+def handshake_text(hook: HookSession, root: str) -> str | None:
+    """How to select, and the intents to pick from; None when the workspace has no intents."""
+    if not (Path(root) / INTENTS_FILE).is_file():
+        return None
     try:
         timeout = hook.deadline.budget("listing the intents", cap=LISTING_TIMEOUT)
         with Client(hook.options.socket, timeout=timeout) as client:
-            client.initialize(f"intentd-hook-{adapter.name}", agent_process=hook_agent())
+            client.initialize(f"intentd-hook-{hook.adapter.name}", agent_process=hook_agent())
             listing = client.call(protocol.INTENTS_LIST, {"workspace": root})
         intents = list(listing.get("intents") or [])
     except (DaemonUnavailable, RpcError, OSError):  # TimeoutError, DeadlineExceeded included
         intents = []  # the gate will list them in its refusal
-    return adapter.context(hook.event, hook_handshake(intents, adapter.shell_tool))
+    return hook_handshake(intents, hook.adapter.shell_tool)
 
 
 def dispatch(hook: HookSession) -> Reply:
@@ -342,6 +368,8 @@ def handle(adapter: Adapter, options: HookOptions, payload: Any,
     event: HookEvent | None = None
     try:
         event = adapter.event(hook_event if hook_event is not None else options.event, payload)
+        if event.hook_timeout and not options.hook_timeout:
+            deadline = deadline.renewed(hook_deadline(event.hook_timeout).seconds)
         if event.kind == "other":
             return adapter.no_opinion(event)
         hook = HookSession(adapter, options, event, deadline)

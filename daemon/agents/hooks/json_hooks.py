@@ -40,8 +40,10 @@ class JsonHooksInstaller:
     def __init__(self, agent: str, path: Callable[[Scope], Path], entries: Entries, *,
                  skeleton: dict[str, Any] | None = None,
                  ours: Callable[[Any], bool] | None = None,
-                 validate: Callable[[Any], list[str]] | None = None) -> None:
+                 validate: Callable[[Any], list[str]] | None = None,
+                 comments: bool = False) -> None:
         self.agent, self.path, self.entries = agent, path, entries
+        self.comments = comments  # the agent reads JSON with // and /* */ comments
         self.skeleton = skeleton or {}
         self.ours = ours or self.runs_intentd
         self.validate = validate
@@ -62,16 +64,16 @@ class JsonHooksInstaller:
             document = {**self.skeleton, "hooks": wanted}
             return [Change(path, json.dumps(document, indent=2) + "\n")]
         try:
-            current = parse(text).value
+            current = parse(text, self.comments).value
             if self._present(current) == wanted:
                 return [Change(path, text)]
-            text = remove_items(text, ("hooks",), self.ours)
+            text = remove_items(text, ("hooks",), self.ours, self.comments)
             for key, value in self.skeleton.items():
                 if isinstance(current, dict) and key not in current:
-                    text = add_member(text, key, value)
+                    text = add_member(text, key, value, self.comments)
             for event, items in wanted.items():
                 for item in items:
-                    text = append_item(text, ("hooks", event), item)
+                    text = append_item(text, ("hooks", event), item, self.comments)
         except JsonEditError as exc:
             raise InstallError(f"{path}: {exc}; fix it by hand, then install again") from None
         return [Change(path, text)]
@@ -82,8 +84,8 @@ class JsonHooksInstaller:
         if text is None:
             return []
         try:
-            left = remove_items(text, ("hooks",), self.ours)
-            emptied = left != text and parse(left).value in ({}, self.skeleton)
+            left = remove_items(text, ("hooks",), self.ours, self.comments)
+            emptied = left != text and parse(left, self.comments).value in ({}, self.skeleton)
         except JsonEditError as exc:
             raise InstallError(f"{path}: {exc}; fix it by hand") from None
         return [Change(path, None if emptied else left)]
@@ -97,7 +99,7 @@ class JsonHooksInstaller:
         if text is None:
             return []
         try:
-            document = parse(text).value
+            document = parse(text, self.comments).value
         except JsonEditError as exc:
             return [Wiring(path, False, (str(exc),))]
         problems = self._shape(document)

@@ -16,6 +16,8 @@ from typing import Any
 
 _DECODER = json.JSONDecoder()
 _SPACE = re.compile(r"[ \t\n\r]*")
+# JSON with comments (Gemini CLI's settings.json): comments count as space, kept as written
+_SPACE_AND_COMMENTS = re.compile(r"(?:[ \t\n\r]+|//[^\n]*|/\*.*?\*/)*", re.DOTALL)
 
 
 class JsonEditError(ValueError):
@@ -41,35 +43,37 @@ class Node:
         return isinstance(self.value, list)
 
 
-def parse(text: str) -> Node:
-    """The document's root value, with positions; JsonEditError when it is not JSON."""
+def parse(text: str, comments: bool = False) -> Node:
+    """The document's root value, with positions; JsonEditError when it is not JSON (with
+    `comments`, `//` and `/* */` comments are allowed where space is)."""
+    space = _SPACE_AND_COMMENTS if comments else _SPACE
     try:
-        start = _skip(text, 0)
-        node = _value(text, start)
+        node = _value(text, _skip(text, 0, space), space)
     except (ValueError, IndexError) as exc:
         raise JsonEditError(f"not valid JSON: {exc}") from None
-    if _skip(text, node.end) != len(text):
-        raise JsonEditError(f"not valid JSON: extra data at character {_skip(text, node.end)}")
+    end = _skip(text, node.end, space)
+    if end != len(text):
+        raise JsonEditError(f"not valid JSON: extra data at character {end}")
     return node
 
 
-def _skip(text: str, at: int) -> int:
-    match = _SPACE.match(text, at)
+def _skip(text: str, at: int, space: re.Pattern[str]) -> int:
+    match = space.match(text, at)
     return match.end() if match else at
 
 
-def _value(text: str, at: int) -> Node:
+def _value(text: str, at: int, space: re.Pattern[str]) -> Node:
     if text[at] == "{":
-        return _object(text, at)
+        return _object(text, at, space)
     if text[at] == "[":
-        return _array(text, at)
+        return _array(text, at, space)
     value, end = _DECODER.raw_decode(text, at)
     return Node(at, end, value)
 
 
-def _object(text: str, start: int) -> Node:
+def _object(text: str, start: int, space: re.Pattern[str]) -> Node:
     node = Node(start, start, {})
-    at = _skip(text, start + 1)
+    at = _skip(text, start + 1, space)
     if text[at] == "}":
         node.end = at + 1
         return node
@@ -77,40 +81,40 @@ def _object(text: str, start: int) -> Node:
         if text[at] != '"':
             raise ValueError(f"expected a key at character {at}")
         key, after = _DECODER.raw_decode(text, at)
-        colon = _skip(text, after)
+        colon = _skip(text, after, space)
         if text[colon] != ":":
             raise ValueError(f"expected ':' at character {colon}")
-        child = _value(text, _skip(text, colon + 1))
+        child = _value(text, _skip(text, colon + 1, space), space)
         if key in node.members:
             raise ValueError(f"the key {key!r} appears twice")
         node.members[key] = (at, child)
         node.value[key] = child.value
-        at = _skip(text, child.end)
+        at = _skip(text, child.end, space)
         if text[at] == "}":
             node.end = at + 1
             return node
         if text[at] != ",":
             raise ValueError(f"expected ',' or '}}' at character {at}")
-        at = _skip(text, at + 1)
+        at = _skip(text, at + 1, space)
 
 
-def _array(text: str, start: int) -> Node:
+def _array(text: str, start: int, space: re.Pattern[str]) -> Node:
     node = Node(start, start, [])
-    at = _skip(text, start + 1)
+    at = _skip(text, start + 1, space)
     if text[at] == "]":
         node.end = at + 1
         return node
     while True:
-        child = _value(text, at)
+        child = _value(text, at, space)
         node.items.append(child)
         node.value.append(child.value)
-        at = _skip(text, child.end)
+        at = _skip(text, child.end, space)
         if text[at] == "]":
             node.end = at + 1
             return node
         if text[at] != ",":
             raise ValueError(f"expected ',' or ']' at character {at}")
-        at = _skip(text, at + 1)
+        at = _skip(text, at + 1, space)
 
 
 def _line_indent(text: str, at: int) -> str:
@@ -155,9 +159,9 @@ def _insert(text: str, container: Node, piece: Any, key: str | None) -> str:
     return text[:container.start + 1] + inner + text[close:]
 
 
-def add_member(text: str, key: str, value: Any) -> str:
+def add_member(text: str, key: str, value: Any, comments: bool = False) -> str:
     """A member added at the end of the root object (e.g. Cursor's `"version": 1`)."""
-    root = parse(text)
+    root = parse(text, comments)
     if not root.is_object:
         raise JsonEditError("the file is not a JSON object")
     if key in root.members:
@@ -165,9 +169,9 @@ def add_member(text: str, key: str, value: Any) -> str:
     return _insert(text, root, value, key)
 
 
-def append_item(text: str, path: tuple[str, ...], item: Any) -> str:
+def append_item(text: str, path: tuple[str, ...], item: Any, comments: bool = False) -> str:
     """`item` appended to the array at `path` (object keys from the root), creating the path."""
-    node = parse(text)
+    node = parse(text, comments)
     for depth, key in enumerate(path):
         if not node.is_object:
             raise JsonEditError(f"{'.'.join(path[:depth]) or 'the file'} is not a JSON object")
@@ -192,13 +196,14 @@ def _cut(text: str, container: Node, index: int, spans: list[tuple[int, int]]) -
     return text[:start] + text[spans[1][0]:]
 
 
-def remove_items(text: str, path: tuple[str, ...], ours: Callable[[Any], bool]) -> str:
+def remove_items(text: str, path: tuple[str, ...], ours: Callable[[Any], bool],
+                 comments: bool = False) -> str:
     """Every item of the arrays that are members of the object at `path` for which `ours` is
     true, removed; an array left empty by that, and then the object's own member when it is
     left empty too, removed as well. The text as it was when nothing is ours."""
     emptied: set[str] = set()
     while True:
-        root = parse(text)
+        root = parse(text, comments)
         holder = _find(root, path)
         if holder is None or not holder.is_object:
             return text
@@ -212,15 +217,16 @@ def remove_items(text: str, path: tuple[str, ...], ours: Callable[[Any], bool]) 
         if len(array.items) == 1:
             emptied.add(name)
     for name in emptied:
-        text = remove_member(text, path, name, only_if_empty=True)
+        text = remove_member(text, path, name, only_if_empty=True, comments=comments)
     if path and emptied:
-        text = remove_member(text, path[:-1], path[-1], only_if_empty=True)
+        text = remove_member(text, path[:-1], path[-1], only_if_empty=True, comments=comments)
     return text
 
 
-def remove_member(text: str, path: tuple[str, ...], key: str, only_if_empty: bool = False) -> str:
+def remove_member(text: str, path: tuple[str, ...], key: str, only_if_empty: bool = False,
+                  comments: bool = False) -> str:
     """The member `key` of the object at `path` removed (only when its value is empty)."""
-    holder = _find(parse(text), path)
+    holder = _find(parse(text, comments), path)
     if holder is None or not holder.is_object or key not in holder.members:
         return text
     if only_if_empty and holder.members[key][1].value not in ({}, []):

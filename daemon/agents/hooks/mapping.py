@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import stat
 from typing import Any
 
 from intentd.daemon.agents.hooks.adapter import Mapped
@@ -96,6 +97,16 @@ def ripgrep_call(pattern: Any, path: Any, cwd: str | None) -> Mapped:
     if cwd:
         args["cwd"] = cwd
     return Mapped("execute_command", args, read_only=True)
+
+
+def read_regular_text(path: str, errors: str = "strict", limit: int = 64 * 1024 * 1024) -> str:
+    """A regular file's text. A FIFO, socket or device is refused at once (OSError), never
+    waited on: an agent may put one where a tool call's path points."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path} is not a regular file")
+        return handle.read(limit).decode("utf-8", errors)
 
 
 def command_cwd(cwd: str | None, root: str) -> str | None:

@@ -36,6 +36,7 @@ class AgentSession:
     session_id: str | None = None         # the daemon session the keeper holds open
     keeper_pid: int | None = None
     intent_id: str | None = None          # selected again in a new keeper's session
+    handshake_given: bool = False         # the handshake rode on a tool call's context
     pending: dict[str, list[str]] = field(default_factory=dict)  # call key -> authorized call_ids
     updated_at: float = 0.0
 
