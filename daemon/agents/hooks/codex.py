@@ -33,6 +33,7 @@ from intentd.daemon.agents.hooks.adapter import (
     Reply,
     text_field,
 )
+from intentd.daemon.agents.hooks.handshake import INTENTS_FILE
 from intentd.daemon.agents.hooks.mapping import (
     MCP_PREFIX,
     mcp_call,
@@ -90,9 +91,10 @@ class CodexAdapter(Adapter):
         if kind in ("pre_tool", "post_tool") and not isinstance(tool_input, dict):
             raise HookInputError("the hook input's tool_input is not an object")
         response = payload.get("tool_response")
+        cwd = text_field(payload, "cwd")
         return HookEvent(
-            kind=kind, name=name, session_key=str(session or ""),
-            cwd=text_field(payload, "cwd"), tool_name=str(payload.get("tool_name") or ""),
+            kind=kind, name=name, session_key=str(session or ""), cwd=cwd,
+            workspace=project_root(cwd), tool_name=str(payload.get("tool_name") or ""),
             tool_input=tool_input, call_key=str(payload.get("tool_use_id") or ""),
             ok=succeeded(response), output=as_text(response), payload=payload)
 
@@ -154,6 +156,22 @@ class CodexAdapter(Adapter):
             return Reply()
         return Reply.json({"hookSpecificOutput": {"hookEventName": name,
                                                   "additionalContext": text}})
+
+
+def project_root(cwd: str | None) -> str | None:
+    """The workspace a call belongs to: the nearest folder at or above `cwd` with an intents
+    file. Codex's `cwd` is the command's own folder (a model may run a command in a sub-folder,
+    `workdir`), which must not become the session's workspace."""
+    if not cwd or not os.path.isabs(cwd):
+        return None
+    folder = os.path.normpath(cwd)
+    while True:
+        if os.path.isfile(os.path.join(folder, INTENTS_FILE)):
+            return folder
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
 
 
 def read_command(command: str) -> list[str] | None:

@@ -128,10 +128,10 @@ def _hunk(lines: list[str], start: int) -> tuple[Hunk, int]:
 
 
 def _path(raw: str) -> str:
-    path = raw.strip()
-    if not path or "\x00" in path:
+    """The path as Codex takes it: the rest of the (trimmed) header line, spaces and all."""
+    if not raw.strip() or "\x00" in raw:
         raise PatchError("a hunk names no file")
-    return path
+    return raw
 
 
 def _chunk(lines: list[str], start: int, first: bool) -> tuple[Chunk, int]:

@@ -278,3 +278,13 @@ def test_session_end_lets_the_sessions_keeper_go(hook: Hook) -> None:
     assert state.read().session_id is not None  # a keeper holds the daemon session
     assert hook(fixture("session_end", hook.ws)).code == 0
     assert not state.path.exists()
+
+
+def test_a_command_run_in_a_sub_folder_keeps_the_sessions_workspace(hook: Hook) -> None:
+    from intentd.daemon.agents.hooks.state import StateFile
+
+    # `exec_command` with `workdir`: Codex's payload then has that folder as its cwd
+    payload = fixture("pre_bash_write", hook.ws, cwd=str(hook.ws / "src"), command="echo y > b.py")
+    answer = hook(payload)
+    assert answer.denied is not None and GATE_MESSAGE in answer.denied
+    assert StateFile("codex", payload["session_id"]).read().workspace == str(hook.ws)
