@@ -79,6 +79,7 @@ def decide_lines(engine: Engine, session: Session, lines: Iterable[str]) -> Iter
 
 def decide_line(engine: Engine, session: Session, raw: str) -> tuple[Any, Decision]:
     from intentd.daemon.engine.decision import Decision
+    from intentd.daemon.engine.lifecycle import NOBODY, Execution
 
     if len(raw) > MAX_LINE_CHARS:
         return None, Decision.deny("validate", f"line longer than {MAX_LINE_CHARS} characters")
@@ -89,6 +90,8 @@ def decide_line(engine: Engine, session: Session, raw: str) -> tuple[Any, Decisi
     if not isinstance(call, dict) or "tool" not in call:
         return None, Decision.deny("validate", 'each line must be {"tool": NAME, "args": {...}}')
     tool = call["tool"] if isinstance(call["tool"], str) else None
-    ev = engine.evaluate(session, call["tool"], call.get("args", {}))
-    engine.apply_dry_run(ev)
-    return tool, ev.decision
+    # one call of the session: decided, counted, and what a dry run lets happen (nothing runs,
+    # nobody is asked: an "ask" is printed as such)
+    outcome = engine.call(session, call["tool"], call.get("args", {}), approver=NOBODY,
+                          execution=Execution.DRY_RUN)
+    return tool, outcome.decision

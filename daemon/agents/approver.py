@@ -6,7 +6,7 @@ import sys
 from typing import TextIO
 
 from intentd.daemon.agents.calls import preview
-from intentd.daemon.agents.local_gateway import Answer, Approver, NoPerson
+from intentd.daemon.agents.local_gateway import Answer, NoPerson, PersonPrompt
 from intentd.daemon.engine.engine import Evaluation
 from intentd.daemon.engine.preview import proposed_diff
 
@@ -50,14 +50,14 @@ class TerminalApprover:
         return Answer(approved, feedback)
 
 
-def refuse_without_person(reason: str) -> Approver:
+def refuse_without_person(reason: str) -> PersonPrompt:
     """An approver for front-ends with nobody to ask (the MCP bridge without a daemon)."""
     def approve(ev: Evaluation) -> Answer:
         raise NoPerson(reason)
     return approve
 
 
-def auto_approve(by: str) -> Approver:
+def auto_approve(by: str) -> PersonPrompt:
     """An approver that says yes as `by` (the scripted demo, which says so when it does)."""
     def approve(ev: Evaluation) -> Answer:
         return Answer(True, None, by=by)

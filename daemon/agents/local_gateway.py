@@ -1,41 +1,49 @@
-"""The pipeline in-process when no daemon runs: approvals go to a callback (terminal, refusal)."""
+"""The pipeline in-process when no daemon runs: approvals go to a person prompt (a terminal, or a
+refusal), each call's life run by the engine's lifecycle."""
 
 from __future__ import annotations
 
 import signal
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from intentd.daemon.agents.calls import CallResult, approval_reason
-from intentd.daemon.engine.decision import Decision, Verdict
+from intentd.daemon.agents.calls import CallResult
 from intentd.daemon.engine.engine import Engine, Evaluation, Outcome
+from intentd.daemon.engine.lifecycle import Answer, BlockingWork, NoAnswer, Reply
 from intentd.daemon.tools.base import ToolKind
 from intentd.daemon.trust.reaper import start_reaping
-
-
-@dataclass(frozen=True)
-class Answer:
-    """A person's answer to a call the pipeline put to them."""
-
-    approved: bool
-    feedback: str | None = None
-    by: str = "person"  # recorded as approved_by
 
 
 class NoPerson(Exception):
     """Nobody can be asked; the message says why (the call is refused, not rejected)."""
 
 
-Approver = Callable[[Evaluation], Answer]
+PersonPrompt = Callable[[Evaluation], Answer]  # asks a person (a terminal), or raises NoPerson
+
+
+class PromptApprover:
+    """The lifecycle's approver around a person prompt: NoPerson is a refusal, an interrupt
+    (Ctrl-C at the prompt) withdraws the call."""
+
+    def __init__(self, prompt: PersonPrompt) -> None:
+        self.prompt = prompt
+
+    def ask(self, ev: Evaluation) -> Reply:
+        try:
+            return self.prompt(ev)
+        except NoPerson as exc:
+            return NoAnswer(str(exc))
+
+    def withdrawn(self, error: BaseException) -> str:
+        return "withdrawn: interrupted"
 
 
 class LocalGateway:
     mode = "in-process"
 
-    def __init__(self, workspace: Path, agent: str, approver: Approver, *,
+    def __init__(self, workspace: Path, agent: str, approver: PersonPrompt, *,
                  engine: Engine | None = None, home: Path | None = None,
                  where: str = "approvals on this terminal") -> None:
         """`engine` is shared and stays open; else one is made (state under `home`) and closed
@@ -51,38 +59,9 @@ class LocalGateway:
         self.workspace = self.session.workspace.root
 
     def call(self, tool: str, args: dict[str, Any], batch: str | None = None) -> CallResult:
-        ev = self.engine.evaluate(self.session, tool, args, batch)
-        verdict = ev.decision.verdict
-        if verdict is Verdict.DENY:
-            return _result(self.engine.refuse(ev))
-        approved_by, feedback = "auto", None
-        if verdict is Verdict.ASK:
-            try:
-                answer = self.approver(ev)
-            except NoPerson as exc:
-                return _result(self.engine.refuse(ev, Decision.deny("approval", str(exc))))
-            except BaseException:  # Ctrl-C at the prompt: the call is recorded as not run
-                self.engine.refuse(ev, Decision.deny("approval", "withdrawn: interrupted"))
-                raise
-            if not answer.approved:
-                return self._rejected(ev, answer.feedback)
-            approved_by, feedback = answer.by, answer.feedback
-            # what the receipt records: the final word, as the daemon's tools/call does
-            ev.decision = Decision.allow("approval", approval_reason(answer.by))
-        # A command is stopped by Ctrl-C (its process group is killed); any other tool is a
-        # short atomic step that finishes and is recorded before the interrupt is delivered.
-        if ev.ctx.kind is ToolKind.COMMAND:
-            outcome = self.engine.run(ev, approved_by)
-        else:
-            with deferred_interrupt():
-                outcome = self.engine.run(ev, approved_by)
-        return _result(outcome, approved_by, feedback)
-
-    def _rejected(self, ev: Evaluation, feedback: str | None) -> CallResult:
-        if ev.ctx.batch is not None:
-            self.session.rejected_batch = ev.ctx.batch
-        why = f"rejected by the person{': ' + feedback if feedback else ''}"
-        return _result(self.engine.refuse(ev, Decision.deny("approval", why)), None, feedback)
+        outcome = self.engine.call(self.session, tool, args, batch,
+                                   approver=PromptApprover(self.approver), blocking=_held_interrupt)
+        return _result(outcome)
 
     def intents(self) -> list[dict[str, Any]]:
         return list(self.session.workspace.config.intents_json())
@@ -98,16 +77,24 @@ class LocalGateway:
             self.engine.close()
 
 
-def _result(outcome: Outcome, approved_by: str | None = None,
-            feedback: str | None = None) -> CallResult:
+def _held_interrupt(need: BlockingWork) -> Outcome:
+    """A command is stopped by Ctrl-C (its process group is killed); any other tool is a short
+    atomic step that finishes and is recorded before the interrupt is delivered."""
+    if need.ev.ctx.kind is ToolKind.COMMAND:
+        return need.work()
+    with deferred_interrupt():
+        return need.work()
+
+
+def _result(outcome: Outcome) -> CallResult:
     d = outcome.decision
     if outcome.result is None:
         return CallResult(decision="deny", stage=d.stage, reason=d.reason, output=d.reason,
-                          feedback=feedback)
+                          feedback=outcome.feedback)
     result = outcome.result
     return CallResult(decision="allow", stage=d.stage, reason=d.reason, ok=result.ok,
-                      output=result.output, approved_by=outcome.approved_by or approved_by,
-                      checkpoint_id=outcome.checkpoint_id, feedback=feedback)
+                      output=result.output, approved_by=outcome.approved_by,
+                      checkpoint_id=outcome.checkpoint_id, feedback=outcome.feedback)
 
 
 @contextmanager

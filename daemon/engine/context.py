@@ -1,16 +1,22 @@
-"""Everything one tool call is decided on: the call, its session, one config snapshot, resolved paths."""
+"""Everything one tool call is decided on: the call, its session, one config snapshot, resolved paths.
+
+Stages read the context and never write it: the pipeline takes what each stage found
+(`take`) before the next one runs."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from intentd.daemon.engine.intents import Intent
-from intentd.daemon.engine.session import Session
+from intentd.daemon.engine.session import Session, Tally
 from intentd.daemon.engine.workspace import WorkspaceConfig
 from intentd.daemon.policy.command.rules import CommandVerdict, decide_command
 from intentd.daemon.tools.base import Tool, ToolKind
 from intentd.daemon.utils.paths import PathRefused, ResolvedPath, resolve
+
+if TYPE_CHECKING:
+    from intentd.daemon.engine.stages import Finding
 
 
 @dataclass
@@ -26,8 +32,29 @@ class CallContext:
     intent: Intent | None = None
     must_ask: str | None = None        # a stage's reason why a person must decide
     not_auto: list[str] = field(default_factory=list)  # reasons auto-approval is off for this call
+    tally: Tally | None = None         # what counting the call changes in its session
     _command: CommandVerdict | None = None
     _writes: tuple[ResolvedPath, ...] | None = None
+
+    def take(self, found: Finding) -> None:
+        """What a stage found, for the stages after it (the pipeline's job, never a stage's)."""
+        if found.name is not None:
+            self.name = found.name
+        if found.args is not None:
+            self.args = found.args
+        if found.tool is not None:
+            self.tool = found.tool
+        if found.paths is not None:
+            self.paths = found.paths
+        if found.cwd is not None:
+            self.cwd = found.cwd
+        if found.intent is not None:
+            self.intent = found.intent
+        if found.must_ask is not None:
+            self.must_ask = found.must_ask
+        self.not_auto.extend(found.not_auto)
+        if found.tally is not None:
+            self.tally = found.tally if self.tally is None else self.tally.merged(found.tally)
 
     @property
     def root(self) -> str:

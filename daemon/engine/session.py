@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 import secrets
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 
 from intentd.daemon.engine.workspace import Workspace
@@ -17,6 +17,25 @@ class Mode(str, Enum):
 
 
 _counter = itertools.count(1)
+
+
+@dataclass(frozen=True, slots=True)
+class Tally:
+    """What counting one call changes in its session. Stages work it out while deciding; the
+    session takes it once, when the call is counted (Session.count), so a dry decision or a
+    recheck of an approved call changes nothing."""
+
+    key: str | None = None           # the call's canonical text, appended to the recent calls
+    same_in_row: int = 0             # how many times in a row that call has now been made
+    restart: bool = False            # repetition stopped the call: its history starts again
+    auto_in_row: int | None = None   # the new run of auto-approved changes (None: unchanged)
+
+    def merged(self, later: Tally | None) -> Tally:
+        if later is None:
+            return self
+        repetition = self if later.key is None and not later.restart else later
+        auto = later.auto_in_row if later.auto_in_row is not None else self.auto_in_row
+        return replace(repetition, auto_in_row=auto)
 
 
 def new_session_id() -> str:
@@ -38,3 +57,16 @@ class Session:
     auto_approved_in_row: int = 0
     # The agent turn (batch) a person rejected: the rest of that batch is skipped.
     rejected_batch: str | None = None
+
+    def count(self, tally: Tally | None) -> None:
+        """Count a call: the one place the repetition history and the auto-approval run change."""
+        if tally is None:
+            return
+        if tally.restart:
+            self.recent_calls.clear()
+            self.same_call_count = 0
+        elif tally.key is not None:
+            self.recent_calls.append(tally.key)
+            self.same_call_count = tally.same_in_row
+        if tally.auto_in_row is not None:
+            self.auto_approved_in_row = tally.auto_in_row

@@ -1,4 +1,5 @@
-"""The approval queue: calls waiting for a person, answered by whichever client answers first."""
+"""The approval queue: calls waiting for a person, answered by whichever client answers first;
+and the daemon's approver (QueueApprover), which puts a call in it for the lifecycle."""
 
 # An approver is a connection on the person's side that subscribed to approvals/requested and
 # said it answers them (the app, `intentd approvals --watch`). With none connected, a call from
@@ -9,29 +10,27 @@ from __future__ import annotations
 import asyncio
 import itertools
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from intentd.daemon import protocol
-from intentd.daemon.engine.decision import Decision
 from intentd.daemon.engine.engine import Evaluation
 from intentd.daemon.engine.ledger import summarize_args
+from intentd.daemon.engine.lifecycle import Answer, HandOff, NoAnswer, Reply
 from intentd.daemon.engine.preview import proposed_diff
 from intentd.daemon.server.events import EventBus
 from intentd.daemon.server.rpc import MethodError
 
 _ids = itertools.count(1)
 HANDED_OFF = "handed_off"  # the resolution of a call given to the agent's own prompt
-
-
-def handed_off(ev: Evaluation) -> Decision:
-    """The "ask" an agent's own prompt puts to the person, when no approver is connected."""
-    return Decision.ask("approval", f"{ev.decision.reason}; no approver is connected to intentd, "
-                                    "so the agent's own prompt asks you")
+STOPPING = "stopping"
 
 
 @dataclass(frozen=True)
-class Answer:
+class Resolution:
+    """How a waiting approval ended: a client's answer, or why it no longer waits."""
+
     resolution: str  # approved | rejected | withdrawn | timeout | stopping | handed_off
     feedback: str | None = None
     by: str | None = None
@@ -41,7 +40,7 @@ class Answer:
 class Approval:
     ev: Evaluation
     diff: str | None
-    future: asyncio.Future[Answer]
+    future: asyncio.Future[Resolution]
     native_prompt: bool = False  # the agent can ask the person itself
     id: str = field(default_factory=lambda: f"a-{next(_ids)}")
     created_at: float = field(default_factory=time.time)
@@ -85,13 +84,13 @@ class ApprovalQueue:
     def hand_off_waiting(self) -> None:
         """The last approver left: calls whose agent has its own prompt go there now."""
         for approval in [a for a in self.pending.values() if a.native_prompt]:
-            self._resolve(approval.id, Answer(HANDED_OFF), strict=False)
+            self._resolve(approval.id, Resolution(HANDED_OFF), strict=False)
 
     # -- answers ---------------------------------------------------------------------------------
 
     def respond(self, approval_id: str, approve: bool, feedback: str | None, by: str) -> None:
         resolution = "approved" if approve else "rejected"
-        self._resolve(approval_id, Answer(resolution, feedback, by), strict=True)
+        self._resolve(approval_id, Resolution(resolution, feedback, by), strict=True)
 
     def respond_many(self, approval_ids: list[str], approve: bool, feedback: str | None,
                      by: str) -> list[str]:
@@ -125,13 +124,13 @@ class ApprovalQueue:
         return approval
 
     def withdraw(self, approval_id: str, resolution: str) -> None:
-        self._resolve(approval_id, Answer(resolution), strict=False)
+        self._resolve(approval_id, Resolution(resolution), strict=False)
 
     def stop_all(self) -> None:
         for approval_id in list(self.pending):
-            self._resolve(approval_id, Answer("stopping"), strict=False)
+            self._resolve(approval_id, Resolution(STOPPING), strict=False)
 
-    def _resolve(self, approval_id: str, answer: Answer, strict: bool) -> None:
+    def _resolve(self, approval_id: str, answer: Resolution, strict: bool) -> None:
         approval = self.pending.pop(approval_id, None)
         if approval is None or approval.future.done():
             if strict:
@@ -146,3 +145,45 @@ class ApprovalQueue:
     def listing(self, workspace: str | None = None) -> list[dict[str, Any]]:
         return [a.to_json() for a in self.pending.values()
                 if workspace is None or a.ev.ctx.root == workspace]
+
+
+class QueueApprover:
+    """The daemon's approver for one call: it waits in the queue until a client answers, is
+    handed to the agent's own prompt when the agent has one and no approver is connected (now,
+    or when the last one leaves), and is refused when nobody answers within `timeout`."""
+
+    def __init__(self, queue: ApprovalQueue, stopping: Callable[[], bool],
+                 timeout: float | None, native_prompt: bool) -> None:
+        self.queue, self.stopping = queue, stopping
+        self.timeout, self.native_prompt = timeout, native_prompt
+
+    async def ask(self, ev: Evaluation) -> Reply:
+        if self.stopping():
+            raise MethodError(protocol.DAEMON_STOPPING, "the daemon is stopping")
+        if self.native_prompt and not self.queue.approvers:
+            return HandOff()
+        approval = self.queue.add(ev, self.native_prompt)
+        try:
+            answer = await asyncio.wait_for(asyncio.shield(approval.future), self.timeout)
+        except TimeoutError:
+            self.queue.withdraw(approval.id, "timeout")
+            return NoAnswer(f"no person answered within {self.timeout:g} s; refused")
+        except asyncio.CancelledError:
+            self.queue.withdraw(approval.id, "withdrawn")  # the caller went away
+            raise
+        if answer.resolution in ("approved", "rejected"):
+            # approved_by is "person" whichever client (or grant) answered: the ledger's word
+            return Answer(answer.resolution == "approved", answer.feedback)
+        if answer.resolution == HANDED_OFF:  # the last approver left while it waited
+            return HandOff()
+        if answer.resolution == STOPPING:
+            raise MethodError(protocol.DAEMON_STOPPING, "the daemon is stopping; the call was not "
+                                                        "run")
+        return NoAnswer(f"approval {answer.resolution}")
+
+    def withdrawn(self, error: BaseException) -> str:
+        if isinstance(error, asyncio.CancelledError):
+            return "withdrawn: the caller disconnected"
+        if isinstance(error, MethodError) and error.code == protocol.DAEMON_STOPPING:
+            return "the daemon stopped before a person answered"
+        return f"withdrawn: {error}"

@@ -10,13 +10,13 @@ from pathlib import Path
 from typing import Any
 
 from intentd.daemon import protocol
-from intentd.daemon.engine.decision import Decision, Verdict
-from intentd.daemon.engine.engine import Engine, Evaluation
+from intentd.daemon.engine.engine import Engine, Evaluation, Outcome
+from intentd.daemon.engine.lifecycle import BlockingWork
 from intentd.daemon.engine.session import Session
 from intentd.daemon.engine.workspace import Workspace, WorkspaceConfig
 from intentd.daemon.policy.config import AutoApprove
 from intentd.daemon.policy.hooks import kill_running_hooks
-from intentd.daemon.server.approvals import HANDED_OFF, Answer, ApprovalQueue, handed_off
+from intentd.daemon.server.approvals import ApprovalQueue, QueueApprover
 from intentd.daemon.server.events import EventBus
 from intentd.daemon.server.rpc import MethodError, Params
 from intentd.daemon.server.threads import ToolThreads
@@ -67,42 +67,17 @@ class DaemonCore:
                 workspace.reload()
             workspace.add_listener(self._on_config_changed)
 
-    # -- deciding with a person ----------------------------------------------------------------
+    # -- what a call's lifecycle needs from the daemon -----------------------------------------
 
-    async def decide(self, ev: Evaluation, timeout: float | None, native_prompt: bool = False
-                     ) -> tuple[Decision, str | None, Answer | None]:
-        """The final decision (allow/deny) of a call, waiting for a person when the pipeline asks.
-        With `native_prompt` (the agent can ask the person itself) and no approver connected, it
-        stays "ask": the agent's own prompt asks, at once."""
-        if ev.decision.verdict is Verdict.ALLOW:
-            return ev.decision, f"grant {ev.grant_id}" if ev.grant_id else "auto", None
-        if ev.decision.verdict is Verdict.DENY:
-            return ev.decision, None, None
-        if self.stopping:
-            raise MethodError(protocol.DAEMON_STOPPING, "the daemon is stopping")
-        if native_prompt and not self.approvals.approvers:
-            return handed_off(ev), None, Answer(HANDED_OFF)
-        approval = self.approvals.add(ev, native_prompt)
-        try:
-            answer = await asyncio.wait_for(asyncio.shield(approval.future), timeout)
-        except TimeoutError:
-            self.approvals.withdraw(approval.id, "timeout")
-            why = f"no person answered within {timeout:g} s; refused"
-            return Decision.deny("approval", why), None, Answer("timeout")
-        except asyncio.CancelledError:
-            self.approvals.withdraw(approval.id, "withdrawn")  # the caller went away
-            raise
-        if answer.resolution == "approved":
-            return Decision.allow("approval", "approved by a person"), "person", answer
-        if answer.resolution == HANDED_OFF:  # the last approver left while it waited
-            return handed_off(ev), None, answer
-        if answer.resolution == "stopping":
-            raise MethodError(protocol.DAEMON_STOPPING, "the daemon is stopping; the call was not run")
-        if answer.resolution == "rejected":
-            ev.ctx.session.rejected_batch = ev.ctx.batch
-            why = f"rejected by the person{': ' + answer.feedback if answer.feedback else ''}"
-            return Decision.deny("approval", why), None, answer
-        return Decision.deny("approval", f"approval {answer.resolution}"), None, answer
+    def approver(self, timeout: float | None, native_prompt: bool = False) -> QueueApprover:
+        """The approval queue as one call's approver; with `native_prompt` (the agent can ask
+        the person itself) a call goes to the agent's prompt while no approver is connected."""
+        return QueueApprover(self.approvals, lambda: self.stopping, timeout, native_prompt)
+
+    async def offload(self, need: BlockingWork) -> Outcome:
+        """A lifecycle's blocking work on a tool thread, counted against its session."""
+        outcome: Outcome = await self.threads.run(need.ev.ctx.session.id, need.work)
+        return outcome
 
     async def in_thread(self, fn: Any, *args: Any) -> Any:
         """fn(*args) on a tool thread, counted against the session it works for."""

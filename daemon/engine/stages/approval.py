@@ -1,4 +1,4 @@
-"""Stage 8: auto-approval settings per action class, with a limit on consecutive auto-approvals."""
+"""Stage 10: auto-approval settings per action class, with a limit on consecutive auto-approvals."""
 
 # max_consecutive counts the calls that may change something (edits, commands not proven
 # read-only, MCP tools) auto-approved in a row: it stops an agent looping on changes. Reads
@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from intentd.daemon.engine.context import CallContext
 from intentd.daemon.engine.decision import Decision
+from intentd.daemon.engine.session import Tally
+from intentd.daemon.engine.stages import Finding
 from intentd.daemon.policy.config import AutoApprove
 from intentd.daemon.tools.base import ToolKind
 
@@ -17,24 +19,22 @@ from intentd.daemon.tools.base import ToolKind
 class ApprovalStage:
     name = "approval"
 
-    def check(self, ctx: CallContext) -> Decision | None:
+    def check(self, ctx: CallContext) -> Decision | Finding:
         if ctx.kind is ToolKind.META:
             return Decision.allow(self.name, f"{ctx.name} changes nothing")
         settings = ctx.config.policy.auto_approve
         why_not = ctx.must_ask or _why_not_auto(ctx, settings)
-        if why_not:
-            ctx.session.auto_approved_in_row = 0
-            return Decision.ask(self.name, why_not)
+        if why_not:  # a person answers: the run of auto-approvals starts again
+            return Finding(Decision.ask(self.name, why_not), tally=Tally(auto_in_row=0))
         if not counted(ctx):
             return Decision.allow(self.name, _why_auto(ctx))
-        if settings.max_consecutive and ctx.session.auto_approved_in_row >= settings.max_consecutive:
-            ctx.session.auto_approved_in_row = 0
+        in_row = ctx.session.auto_approved_in_row
+        if settings.max_consecutive and in_row >= settings.max_consecutive:
             why = (f"{settings.max_consecutive} changes in a row were auto-approved; a person "
                    "checks in once")
-            ctx.must_ask = why  # the check-in is a person's, every time: no grant answers it
-            return Decision.ask(self.name, why)
-        ctx.session.auto_approved_in_row += 1
-        return Decision.allow(self.name, _why_auto(ctx))
+            # the check-in is a person's, every time: no grant answers it
+            return Finding(Decision.ask(self.name, why), must_ask=why, tally=Tally(auto_in_row=0))
+        return Finding(Decision.allow(self.name, _why_auto(ctx)), tally=Tally(auto_in_row=in_row + 1))
 
 
 def counted(ctx: CallContext) -> bool:

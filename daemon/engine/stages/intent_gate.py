@@ -5,6 +5,7 @@ from __future__ import annotations
 from intentd.daemon.engine.context import CallContext
 from intentd.daemon.engine.decision import Decision
 from intentd.daemon.engine.intents import Intent
+from intentd.daemon.engine.stages import Finding
 
 GATE_MESSAGE = "You must cite a valid active Intent ID."
 
@@ -12,7 +13,7 @@ GATE_MESSAGE = "You must cite a valid active Intent ID."
 class IntentGateStage:
     name = "intent_gate"
 
-    def check(self, ctx: CallContext) -> Decision | None:
+    def check(self, ctx: CallContext) -> Decision | Finding | None:
         if ctx.name == "select_active_intent":
             return self._check_selection(ctx, ctx.args["intent_id"])
         if not ctx.destructive:
@@ -23,8 +24,7 @@ class IntentGateStage:
             why = ("No intent is selected in this session." if not selected else
                    f"The selected intent {selected!r} is {self._gone_why(ctx, selected)}.")
             return Decision.deny(self.name, f"{GATE_MESSAGE} {why} {self._how_to_fix(ctx)}")
-        ctx.intent = intent
-        return None
+        return Finding(intent=intent)  # scope checks the writes against it
 
     def _check_selection(self, ctx: CallContext, intent_id: str) -> Decision | None:
         if self._selectable(ctx, intent_id) is None:

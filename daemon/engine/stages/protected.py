@@ -1,4 +1,4 @@
-"""Protected paths: agents never write `.orchestration/**` or any `.git/**`, whatever the scope says."""
+"""Stage 5: agents never write `.orchestration/**` or any `.git/**`, whatever the scope says."""
 
 from __future__ import annotations
 

@@ -6,6 +6,8 @@ import json
 
 from intentd.daemon.engine.context import CallContext
 from intentd.daemon.engine.decision import Decision
+from intentd.daemon.engine.session import Tally
+from intentd.daemon.engine.stages import Finding
 
 CYCLE_LENGTHS = range(2, 6)
 CYCLE_REPEATS = 5
@@ -19,32 +21,31 @@ def call_key(name: str, args: object) -> str:
 class RepetitionStage:
     name = "repetition"
 
-    def check(self, ctx: CallContext) -> Decision | None:
+    def check(self, ctx: CallContext) -> Finding | None:
+        """Works out what counting the call would make of the session's history; the session
+        takes that (the Tally) only when the call is counted."""
         limit = ctx.config.policy.repetition_limit
         if limit == 0:
             return None
         session = ctx.session
         key = call_key(ctx.name, ctx.args)
         recent = session.recent_calls
-        session.same_call_count = session.same_call_count + 1 if recent and recent[-1] == key else 1
-        recent.append(key)
-        if session.same_call_count > limit:
-            self._restart(ctx)
-            return Decision.deny(self.name, f"{ctx.name} was called with the same arguments "
-                                            f"{limit + 1} times in a row; stop repeating it and "
-                                            "change approach (or ask the person)")
-        cycle = _cycle_length(list(recent))
+        same = session.same_call_count + 1 if recent and recent[-1] == key else 1
+        if same > limit:
+            return Finding(Decision.deny(self.name, f"{ctx.name} was called with the same "
+                                                    f"arguments {limit + 1} times in a row; stop "
+                                                    "repeating it and change approach (or ask the "
+                                                    "person)"), tally=RESTART)
+        cycle = _cycle_length([*recent, key])
         if cycle:
-            self._restart(ctx)
-            return Decision.deny(self.name, f"the same {cycle} calls were repeated "
-                                            f"{CYCLE_REPEATS} times back to back; you are going in "
-                                            "circles: change approach (or ask the person)")
-        return None
+            return Finding(Decision.deny(self.name, f"the same {cycle} calls were repeated "
+                                                    f"{CYCLE_REPEATS} times back to back; you are "
+                                                    "going in circles: change approach (or ask "
+                                                    "the person)"), tally=RESTART)
+        return Finding(tally=Tally(key, same))
 
-    @staticmethod
-    def _restart(ctx: CallContext) -> None:
-        ctx.session.same_call_count = 0
-        ctx.session.recent_calls.clear()
+
+RESTART = Tally(restart=True)  # a call stopped here: the history starts again after it
 
 
 def _cycle_length(keys: list[str]) -> int | None:

@@ -1,4 +1,4 @@
-"""Stage 5: every path a destructive tool writes must fall in the selected intent's owned_scope."""
+"""Stage 6: every path a destructive tool writes must fall in the selected intent's owned_scope."""
 
 from __future__ import annotations
 

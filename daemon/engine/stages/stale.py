@@ -1,4 +1,4 @@
-"""Stale file: an edit of an existing file needs the session to have read it as it is now."""
+"""Stage 8: an edit of an existing file needs the session to have read it as it is now."""
 
 from __future__ import annotations
 

@@ -6,7 +6,8 @@ from typing import Any
 
 from intentd.daemon.engine.context import CallContext
 from intentd.daemon.engine.decision import Decision
-from intentd.daemon.tools.base import ToolKind
+from intentd.daemon.engine.stages import Finding
+from intentd.daemon.tools.base import Tool, ToolKind
 from intentd.daemon.tools.registry import BUILTIN_TOOLS, lookup
 from intentd.daemon.tools.schema import SchemaError, validate
 from intentd.daemon.utils.paths import PathRefused, resolve
@@ -15,38 +16,46 @@ from intentd.daemon.utils.paths import PathRefused, resolve
 class ValidateStage:
     name = "validate"
 
-    def check(self, ctx: CallContext) -> Decision | None:
+    def check(self, ctx: CallContext) -> Finding:
+        """Refuses, or passes with the call resolved: its tool, paths and cwd. A name or
+        arguments that cannot be encoded come back printable: only that copy is recorded."""
         if not isinstance(ctx.name, str) or not ctx.name:
-            return Decision.deny(self.name, "the call has no tool name")
-        if not _encodable(ctx.name):
-            ctx.name = printable(ctx.name)
-        tool = lookup(ctx.name)
+            return Finding(Decision.deny(self.name, "the call has no tool name"))
+        name = ctx.name if _encodable(ctx.name) else printable(ctx.name)
+        renamed = name if name != ctx.name else None
+        tool = lookup(name)
         if tool is None:
             known = ", ".join(BUILTIN_TOOLS)
-            return Decision.deny(self.name, f"unknown tool {ctx.name[:100]!r}; known tools: {known}")
+            return Finding(Decision.deny(self.name, f"unknown tool {name[:100]!r}; known tools: "
+                                                    f"{known}"), name=renamed)
         if not isinstance(ctx.args, dict):
-            return Decision.deny(self.name, f"{tool.name}: arguments must be a JSON object")
+            return Finding(Decision.deny(self.name, f"{tool.name}: arguments must be a JSON "
+                                                    "object"), name=renamed)
         problem = unsound(ctx.args)
         if problem:
-            ctx.args = printable(ctx.args)  # only recorded from here on: the ledger line must encode
-            return Decision.deny(self.name, f"{tool.name}: invalid arguments: {problem}")
+            return Finding(Decision.deny(self.name, f"{tool.name}: invalid arguments: {problem}"),
+                           name=renamed, args=printable(ctx.args))
+        refusal = _invalid(tool, ctx.args)
+        if refusal:
+            return Finding(Decision.deny(self.name, refusal), name=renamed)
         try:
-            validate(ctx.args, tool.schema)
-        except SchemaError as exc:
-            return Decision.deny(self.name, f"{tool.name}: invalid arguments: {exc}")
-        problem = tool.check(ctx.args) if tool.check else None
-        if problem:
-            return Decision.deny(self.name, f"{tool.name}: invalid arguments: {problem}")
-        ctx.tool = tool
-        try:
-            ctx.paths = tuple(resolve(ctx.root, raw) for raw in tool.paths(ctx.args))
+            paths = tuple(resolve(ctx.root, raw) for raw in tool.paths(ctx.args))
         except PathRefused as exc:
-            return Decision.deny(self.name, f"{tool.name}: {exc}")
-        if tool.kind is ToolKind.COMMAND:
-            ctx.cwd = ctx.paths[0]
-            if not ctx.cwd.inside:
-                return Decision.deny(self.name, f"cwd {ctx.cwd.raw!r} is outside the workspace")
-        return None
+            return Finding(Decision.deny(self.name, f"{tool.name}: {exc}"), name=renamed)
+        cwd = paths[0] if tool.kind is ToolKind.COMMAND else None
+        if cwd is not None and not cwd.inside:
+            return Finding(Decision.deny(self.name, f"cwd {cwd.raw!r} is outside the workspace"),
+                           name=renamed)
+        return Finding(name=renamed, tool=tool, paths=paths, cwd=cwd)
+
+
+def _invalid(tool: Tool, args: dict[str, Any]) -> str | None:
+    try:
+        validate(args, tool.schema)
+    except SchemaError as exc:
+        return f"{tool.name}: invalid arguments: {exc}"
+    problem = tool.check(args) if tool.check else None
+    return f"{tool.name}: invalid arguments: {problem}" if problem else None
 
 
 MAX_DEPTH = 64  # deeper arguments are no tool's; refusing them keeps every later walk shallow

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from intentd.daemon import protocol
-from intentd.daemon.engine.decision import Decision, Verdict
-from intentd.daemon.engine.engine import Outcome
+from intentd.daemon.engine.engine import Execution, Outcome
 from intentd.daemon.engine.session import Session
 from intentd.daemon.server.core import DaemonCore
 from intentd.daemon.server.rpc import MethodError, MethodTable, Params
@@ -17,29 +15,14 @@ from intentd.daemon.tools.registry import BUILTIN_TOOLS
 async def call_tool(core: DaemonCore, session: Session, tool: Any, args: Any,
                     batch: str | None, timeout: float | None, *, run: bool = True,
                     native_prompt: bool = False) -> dict[str, Any]:
-    """Decide a call (waiting for a person when needed), then run or authorize it."""
-    ev = core.engine.evaluate(session, tool, args, batch)
-    try:
-        decision, approved_by, answer = await core.decide(ev, timeout, native_prompt and not run)
-    except MethodError:  # the daemon is stopping: the refusal still goes in the ledger
-        core.engine.refuse(ev, Decision.deny("approval", "the daemon stopped before a person answered"))
-        raise
-    except asyncio.CancelledError:
-        core.engine.refuse(ev, Decision.deny("approval", "withdrawn: the caller disconnected"))
-        raise
-    ev.decision = decision  # what the receipt records: the final word, a person's included
-    if decision.verdict is Verdict.ASK:  # handed to the agent's prompt: ready, should it say yes
-        outcome = await core.in_thread(core.engine.authorize, ev, approved_by)
-    elif not decision.allowed:
-        outcome = core.engine.refuse(ev, decision)
-    elif run:
-        outcome = await core.in_thread(core.engine.run, ev, approved_by)
-    elif not ev.ctx.destructive and not ev.ctx.config.policy.hooks.pre_tool:
-        outcome = core.engine.authorize(ev, str(approved_by))  # nothing slow to do: stay on the loop
-    else:
-        outcome = await core.in_thread(core.engine.authorize, ev, approved_by)
+    """One call's lifecycle, the approval queue its approver: run here (tools/call), or
+    authorized for the client to run and report (tools/authorize)."""
+    execution = Execution.HERE if run else Execution.ELSEWHERE
+    outcome = await core.engine.call_async(
+        session, tool, args, batch, execution=execution, offload=core.offload,
+        approver=core.approver(timeout, native_prompt and not run))
     answer_json = _answer(outcome)
-    answer_json["feedback"] = answer.feedback if answer else None
+    answer_json["feedback"] = outcome.feedback
     return answer_json
 
 

@@ -1,0 +1,129 @@
+"""The steps around executing a call, in the order pipeline.py lists them.
+
+A step of BEFORE_EXECUTE returns a Decision to refuse the call (recorded as its receipt) or
+None to go on; a step of AFTER returns None. Steps read and fill in the Run; they reach the
+ledger, the checkpoint store and the hooks through the engine.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from intentd.daemon.engine.calls import Evaluation, Outcome, Run
+from intentd.daemon.engine.decision import Decision
+from intentd.daemon.engine.receipts import receipt as receipt_entry
+from intentd.daemon.policy.hooks import run_post_hooks, run_pre_hooks
+from intentd.daemon.sandbox.calls import audited
+from intentd.daemon.tools.anchor import hold_anchors
+from intentd.daemon.tools.base import ToolFailed, ToolKind
+
+if TYPE_CHECKING:
+    from intentd.daemon.engine.engine import Engine
+
+log = logging.getLogger(__name__)
+Step = Callable[["Engine", Run], Decision | None]
+
+
+# -- before executing ---------------------------------------------------------------------------
+
+def record_intent(engine: Engine, run: Run) -> Decision | None:
+    """Before anything irreversible (hooks, checkpoint, the tool itself), a call that may
+    change something puts its intent in the ledger: whatever happens to its receipt, nothing
+    runs unrecorded. Readers skip the line once the receipt (which repeats it) follows."""
+    ev, ctx = run.ev, run.ctx
+    if not engine.record or ctx.tool is None or not ctx.tool.destructive:
+        return None
+    entry = receipt_entry(ev, Outcome(ev.call_id, run.outcome.decision), {}, 0.0)
+    line = {"v": entry["v"], "phase": "intent", "intent": entry["intent"],
+            "decision": entry["decision"], "stage": entry["stage"], "reason": entry["reason"]}
+    try:
+        engine.ledger(ctx.session.workspace).append(line)
+    except Exception as exc:  # fail closed: no record, no run
+        return Decision.deny("ledger", f"the ledger cannot record the call ({exc}); the call did "
+                                       "not run")
+    return None
+
+
+def hold_folders(engine: Engine, run: Run) -> Decision | None:
+    """From here to the write, a swapped folder cannot redirect an edit run here."""
+    if not run.here or run.ctx.kind is not ToolKind.EDIT:
+        return None
+    try:
+        run.ev.held = hold_anchors(p.absolute for p in run.ctx.paths)
+    except (OSError, ToolFailed) as exc:
+        return Decision.deny("access", str(exc))
+    return None
+
+
+def pre_hooks(engine: Engine, run: Run) -> Decision | None:
+    hooks = run.ctx.config.policy.hooks
+    if not hooks.pre_tool:
+        return None
+    veto = run_pre_hooks(hooks.pre_tool, hook_payload(run.ev), run.ctx.root)
+    return Decision.deny("pre_hook", f"{veto.reason} ({veto.hook})") if veto is not None else None
+
+
+def files_before(engine: Engine, run: Run) -> Decision | None:
+    run.before = engine.tracing.before(run.ctx, keep=engine.record)
+    return None
+
+
+def checkpoint(engine: Engine, run: Run) -> Decision | None:
+    ctx = run.ctx
+    if not ctx.destructive or ctx.kind is ToolKind.MCP:
+        return None
+    try:
+        run.outcome.checkpoint_id, run.outcome.checkpoint_coverage = engine.take_checkpoint(
+            ctx, run.ev.call_id)
+    except Exception as exc:
+        log.exception("checkpoint failed")
+        return Decision.deny("checkpoint", f"no checkpoint could be taken ({exc}); refused to be "
+                                           "safe")
+    return None
+
+
+# -- after executing ----------------------------------------------------------------------------
+
+def scope_audit(engine: Engine, run: Run) -> Decision | None:
+    """After a command (run here or reported by a hook): out-of-scope changes undone, or only
+    reported when other calls changed the workspace meanwhile."""
+    ctx, outcome = run.ctx, run.outcome
+    if outcome.result is None or ctx.kind is not ToolKind.COMMAND or outcome.checkpoint_id is None:
+        return None
+    outcome.result = audited(ctx, outcome.result, engine.checkpoint_store(ctx.session.workspace),
+                             outcome.checkpoint_id, run.overlapped)
+    return None
+
+
+def learn(engine: Engine, run: Run) -> Decision | None:
+    """The session learns what the call read and wrote: what it wrote, it knows, so the next
+    edit of that file is not stale."""
+    result, session = run.outcome.result, run.ctx.session
+    if result is None or not result.ok:
+        return None
+    if run.here and run.ctx.name == "select_active_intent":
+        session.intent_id = result.data["intent_id"]
+    session.read_hashes.update(result.read)
+    session.read_hashes.update({p: d for p, d in result.written.items() if d})
+    return None
+
+
+def post_hooks(engine: Engine, run: Run) -> Decision | None:
+    hooks, result = run.ctx.config.policy.hooks, run.outcome.result
+    if run.here and result is not None and hooks.post_tool:
+        payload = {**hook_payload(run.ev), "result": result.to_json()}
+        run.outcome.problems = run_post_hooks(hooks.post_tool, payload, run.ctx.root)
+    return None
+
+
+def receipt(engine: Engine, run: Run) -> Decision | None:
+    engine.record_receipt(run.ev, run.outcome, run.before, run.clock)
+    return None
+
+
+def hook_payload(ev: Evaluation) -> dict[str, Any]:
+    ctx = ev.ctx
+    return {"tool": ctx.name, "args": ctx.args, "workspace": ctx.root,
+            "session": ctx.session.id, "intent": ctx.session.intent_id, "call_id": ev.call_id}
