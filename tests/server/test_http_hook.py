@@ -3,6 +3,7 @@ everyone it must turn away (no token, another user, a web page, malformed reques
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
@@ -16,10 +17,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from intentd.daemon import protocol
 from intentd.daemon.client import Client
 from intentd.daemon.engine.stages.intent_gate import GATE_MESSAGE
+from intentd.daemon.server import http_hook
 from intentd.daemon.server.claude_http import HOOK_METHODS
 from intentd.daemon.testing import DaemonProcess, make_workspace
 from tests.agents.conftest import Person
@@ -351,3 +355,36 @@ def test_parallel_first_calls_of_one_session_share_one_daemon_session(
     assert [v for v, _ in verdicts] == ["allow"] * 8, verdicts
     assert len(sessions(hook_daemon)) == 1
     assert SESSION  # the one Claude Code session
+
+
+# -- the parser alone, on anything ----------------------------------------------------------------
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=600) | st.builds(
+    lambda line, headers: line + b"\r\n" + b"\r\n".join(headers) + b"\r\n\r\n",
+    st.sampled_from([b"POST /claude-code HTTP/1.1", b"POST  / HTTP/1.1", b"GET /x HTTP/1.0"])
+    | st.binary(max_size=40),
+    st.lists(st.binary(max_size=60) | st.sampled_from([b"Host: 127.0.0.1:1", b"Content-Length: 5",
+                                                        b"Content-Length: -1", b": x"]),
+             max_size=8)))
+def test_the_request_parser_answers_or_refuses_never_crashes(data: bytes) -> None:
+    async def parse() -> None:
+        reader = asyncio.StreamReader(limit=http_hook.MAX_HEAD)
+        reader.feed_data(data)
+        reader.feed_eof()
+        try:
+            request = await http_hook.read_head(reader)
+            await http_hook.read_body(reader, request)
+        except (http_hook.Refused, asyncio.IncompleteReadError):
+            pass
+
+    asyncio.run(parse())
+
+
+@given(st.text(max_size=80))
+def test_the_query_parser_answers_or_refuses_never_crashes(query: str) -> None:
+    try:
+        options = http_hook.options_of(query)
+    except http_hook.Refused:
+        return
+    assert 1.0 <= options.timeout <= http_hook.MAX_HOOK_TIMEOUT
