@@ -93,3 +93,20 @@ def test_no_intents_file_is_named_as_the_cause(workspace: Path) -> None:
     decision = json.loads(out.stdout)
     assert decision["decision"] == "deny" and "there is no intents file" in decision["reason"]
     assert out.stderr.startswith("intentd check: no intents file (")
+
+
+def test_each_line_is_one_call_of_the_session_counted_once(tmp_path: Path) -> None:
+    """Repetition and max_consecutive count lines, each once: an "ask" line is never rechecked
+    or counted again, and the check-in comes after exactly max_consecutive allowed changes."""
+    from intentd.daemon.testing import make_intent, make_workspace
+
+    root = make_workspace(tmp_path / "ws", make_intent(owned_scope=["**"]), policy={
+        "auto_approve": {"edit": True, "max_consecutive": 2}}, files={"a.txt": "a"})
+    read = json.dumps(make_call("read_file", path="a.txt"))
+    writes = [json.dumps(make_call("write_to_file", path=f"w{i}.txt", content="x"))
+              for i in range(4)]
+    out = check(root, [json.dumps(make_call("select_active_intent", intent_id="INT-1")),
+                       read, read, read, read, *writes])
+    assert [(o["decision"], o["stage"]) for o in out[1:5]] == [
+        ("allow", "approval")] * 3 + [("deny", "repetition")]
+    assert [o["decision"] for o in out[5:]] == ["allow", "allow", "ask", "allow"]
