@@ -43,6 +43,8 @@ HEAD_TIMEOUT = 10.0                # a client that dribbles its headers is dropp
 BODY_TIMEOUT = 30.0
 MAX_HOOK_TIMEOUT = 24 * 3600.0
 STOP_GRACE = 2.0
+TOKEN_CHARS = frozenset("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyz"
+                        "ABCDEFGHIJKLMNOPQRSTUVWXYZ")  # what a header name may hold (RFC 9110)
 SETTING = "INTENTD_HTTP_HOOK"      # the daemon's option: "off", or the port to listen on
 REASONS = {200: "OK", 400: "Bad Request", 403: "Forbidden", 404: "Not Found",
            405: "Method Not Allowed", 411: "Length Required", 413: "Content Too Large",
@@ -190,10 +192,11 @@ async def read_head(reader: asyncio.StreamReader) -> Request:
         raise Refused(431, "too many headers")
     headers: dict[str, str] = {}
     for line in lines[1:]:
-        name, colon, value = line.partition(":")
-        name = name.strip().lower()
-        if not colon or not name or name != name.strip() or line[:1] in (" ", "\t"):
+        raw_name, colon, value = line.partition(":")
+        # a name with spaces around it, or a folded line, is how requests get smuggled
+        if not colon or not TOKEN_CHARS.issuperset(raw_name) or not raw_name:
             raise Refused(400, "malformed header")
+        name = raw_name.lower()
         if name in headers:  # a second Host, Authorization or Content-Length is an attack
             raise Refused(400, f"duplicate header {name}")
         headers[name] = value.strip()

@@ -252,6 +252,7 @@ def test_malformed_requests_get_an_error_and_the_daemon_goes_on(
         + b"Content-Length: 4\r\n\r\n{{{{",
         b"POST /claude-code HTTP/1.1\r\n" + b"X-Long: " + b"a" * 20000 + b"\r\n\r\n",
         b"POST /claude-code HTTP/1.1\r\n" + host + b" folded: header\r\n\r\n",
+        b"POST /claude-code HTTP/1.1\r\nHost : 127.0.0.1\r\n" + host + b"\r\n",
         b"POST /claude-code HTTP/1.1\r\n" + host + json_type + auth
         + b"Content-Length: 100\r\n\r\n{\"short\": 1",                        # body cut short
     ]
