@@ -288,3 +288,26 @@ def test_no_daemon_blocks_in_gemini_convention(ws: Path, short_dir: Path,
     assert hook({**fixture(ws, "BeforeTool", "glob"), "tool_name": "write_todos"}).allowed
     assert hook.post("write_file").code == 0
     assert hook(fixture(ws, "SessionStart")).code == 0
+
+
+def mcp_payloads(ws: Path) -> list[dict[str, Any]]:
+    text = (FIXTURES / "captured_0.61.0_mcp.json").read_text().replace(SHOWN_WORKSPACE, str(ws))
+    events: list[dict[str, Any]] = json.loads(text)["events"]
+    return events
+
+
+def test_the_intentd_mcp_servers_select_counts_and_its_tools_are_not_gated_twice(
+        hook: Hook, daemon: DaemonProcess, person: Person) -> None:
+    select, read = mcp_payloads(hook.ws)
+    assert ADAPTER.event(None, select).tool_name == "mcp__intentd__select_active_intent"
+    assert hook(read).allowed  # the server gates its own tools
+    assert hook(select).allowed
+    # the hook's session now has the intent: a write is asked of the person, not refused
+    write = hook.pre("write_file")
+    assert write.allowed, write.denied
+    assert [seen["tool"] for seen in person.seen] == ["write_to_file"]
+    # another server's tool of that name is that server's, gated like any other
+    other = {**select, "mcp_context": {**select["mcp_context"], "server_name": "intentd2"},
+             "tool_name": "mcp_intentd2_select_active_intent"}
+    assert ADAPTER.map_tool(ADAPTER.event(None, other).tool_name, {"intent_id": "INT-1"},
+                            None).select is None
