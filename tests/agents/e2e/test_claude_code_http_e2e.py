@@ -1,7 +1,7 @@
 """End to end: the real Claude Code CLI (pinned in clis.py) through the daemon's HTTP hook, no
 hook process per tool call, against a fake Messages API on loopback that scripts the model.
 
-The settings are the ones `intentd hook install claude-code --http` writes; `claude -p` then runs
+`intentd hook install claude-code --http` writes the workspace's settings; `claude -p` then runs
 the script: a write the gate refuses, the intent selected with `intentd hook select`, the same
 write held in the approval queue until a person answers from another client, and the receipt
 in the ledger under the agent's name. Without the token, or with the daemon gone, the write
@@ -21,8 +21,7 @@ from typing import Any
 import pytest
 
 from intentd.daemon import protocol
-from intentd.daemon.agents.hooks.claude_http_install import installer
-from intentd.daemon.agents.hooks.install import HookCommand, Scope
+from intentd.daemon.cli import main
 from intentd.daemon.client import Client
 from intentd.daemon.engine.stages.intent_gate import GATE_MESSAGE
 from intentd.daemon.server.hook_token import TOKEN_ENV
@@ -48,14 +47,11 @@ def hook_daemon(short_dir: Path) -> Any:
         yield process
 
 
-def install(ws: Path, home: Path, socket: Path, port: int) -> dict[str, Any]:
-    """What `intentd hook install claude-code --http --workspace WS` writes, written."""
-    command = HookCommand((sys.executable, "-m", "intentd.daemon.cli"), socket)
-    change = installer(port).install(Scope(ws, home), command)[0]
-    assert change.text is not None
-    change.path.parent.mkdir(parents=True, exist_ok=True)
-    change.path.write_text(change.text)
-    settings: dict[str, Any] = json.loads(change.text)
+def install(ws: Path, socket: Path, port: int) -> dict[str, Any]:
+    """`intentd hook install claude-code --http` for this workspace; the settings it wrote."""
+    assert main(["hook", "install", "claude-code", "--http", "--workspace", str(ws),
+                 "--socket", str(socket), "--port", str(port)]) == 0
+    settings: dict[str, Any] = json.loads((ws / ".claude" / "settings.json").read_text())
     return settings
 
 
@@ -107,7 +103,7 @@ def test_claude_code_refused_then_selects_then_its_write_waits_for_a_person_and_
     home = tmp_path / "home"
     home.mkdir()
     port, token = hook_files(hook_daemon.state_dir)
-    settings = install(ws, home, hook_daemon.socket_path, port)
+    settings = install(ws, hook_daemon.socket_path, port)
     pre = settings["hooks"]["PreToolUse"][0]["hooks"][0]
     assert pre["type"] == "http" and pre["onFailure"] == "block"
     started = time.monotonic()
@@ -159,7 +155,7 @@ def test_without_the_token_claude_code_cannot_write(
     home = tmp_path / "home"
     home.mkdir()
     port, _ = hook_files(hook_daemon.state_dir)
-    install(ws, home, hook_daemon.socket_path, port)
+    install(ws, hook_daemon.socket_path, port)
     with FakeMessagesAPI([write_turn(ws, "toolu_w"),
                           Turn([text("done")], stop_reason="end_turn")]) as api:
         done = run_claude(claude, api, ws, home, token="a-guess")
@@ -175,7 +171,7 @@ def test_with_the_daemon_gone_claude_code_cannot_write(
     home = tmp_path / "home"
     home.mkdir()
     port, token = hook_files(hook_daemon.state_dir)
-    install(ws, home, hook_daemon.socket_path, port)
+    install(ws, hook_daemon.socket_path, port)
     hook_daemon.stop()  # nothing listens on the port any more
     with FakeMessagesAPI([write_turn(ws, "toolu_w"),
                           Turn([tool_use("toolu_b", "Bash", command="echo no > src/x.py",
