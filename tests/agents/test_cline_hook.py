@@ -239,6 +239,25 @@ def test_cline_tools_map_onto_the_pipeline(ws: Path, monkeypatch: pytest.MonkeyP
             ADAPTER.map_tool("run_commands", bad, None)
 
 
+def test_the_handshake_comes_again_after_the_gate_stopped_a_task(hook: Hook) -> None:
+    assert "intentd hook select" in hook.call("cli/PreToolUse-read_files").context
+    assert hook.call("cli/PreToolUse-editor_create").cancelled is not None  # the task stops
+    assert "intentd hook select" in hook.call("cli/PreToolUse-read_files", "call_2").context
+    assert hook.call("cli/PreToolUse-read_files", "call_3").context == ""
+    # a tool intentd has no say on carries it too, and the TaskStart answer has it for Cline
+    # versions that read it
+    started = hook(in_session(fixture("cli/TaskStart", hook.ws), "task-2"))
+    assert started.goes_on and "intentd hook select <INTENT_ID>" in started.context
+    neutral = in_session(fixture("cli/PreToolUse-read_files", hook.ws), "task-3")
+    neutral["tool_call"]["name"] = neutral["preToolUse"]["toolName"] = "ask_question"
+    assert "intentd hook select" in hook(neutral).context
+
+
+def test_each_cline_gets_the_deadline_its_hook_timeout_allows(ws: Path) -> None:
+    assert ADAPTER.event(None, fixture("cli/PreToolUse-editor_create", ws)).hook_timeout == 120
+    assert ADAPTER.event(None, fixture("docs/PreToolUse-write_to_file", ws)).hook_timeout == 30
+
+
 def test_a_write_before_an_intent_is_cancelled_with_how_to_select(hook: Hook) -> None:
     for name, given in (("cli/PreToolUse-editor_create", {"path": str(hook.ws / "src/n.py")}),
                         ("docs/PreToolUse-write_to_file", {}),
@@ -255,9 +274,12 @@ def test_a_write_before_an_intent_is_cancelled_with_how_to_select(hook: Hook) ->
 
 
 def test_reads_run_before_and_after_an_intent(hook: Hook, person: Person) -> None:
-    for name in ("cli/PreToolUse-read_files", "docs/PreToolUse-read_file"):
-        answer = hook.call(name)
-        assert answer.goes_on and answer.context == "", name
+    first = hook.call("cli/PreToolUse-read_files")
+    # Cline drops TaskStart's context: the handshake rides on the session's first tool call
+    assert first.goes_on and "intentd hook select <INTENT_ID>" in first.context
+    assert "INT-1" in first.context and "run_commands" in first.context
+    again = hook.call("docs/PreToolUse-read_file")
+    assert again.goes_on and again.context == ""  # once is enough
     assert hook.call("cli/PostToolUse-read_files").goes_on
     selected = hook.select()
     assert selected.goes_on and "<intent_context>" in selected.context  # the model reads it
@@ -341,5 +363,5 @@ def test_a_hook_call_imports_nothing_heavy(daemon: DaemonProcess, ws: Path) -> N
 
     argv = ["hook", "cline", "PreToolUse", "--socket", str(daemon.socket_path)]
     out, modules = loaded(argv, in_session(fixture("cli/PreToolUse-read_files", ws), "imp"), ws)
-    assert json.loads(out) == {"cancel": False}
+    assert json.loads(out)["cancel"] is False
     assert heavy(modules) == [] and "intentd.daemon.agents.hooks.install" not in modules

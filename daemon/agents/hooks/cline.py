@@ -71,6 +71,10 @@ NEUTRAL_TOOLS = frozenset({
     "ask_followup_question", "attempt_completion", "plan_mode_respond", "act_mode_respond",
     "focus_chain", "condense", "summarize_task", "load_mcp_documentation", "new_task",
     "use_skill"})
+# The SDK's names (Cline CLI 3): it kills a tool hook after 120 s; the VS Code extension,
+# which sends the file's name, after 30 s. Either way the call then runs.
+SDK_EVENTS = frozenset({"tool_call", "tool_result", "agent_start", "agent_resume"})
+CLI_TIMEOUT, EXTENSION_TIMEOUT = 120.0, 30.0
 # Values the VS Code extension JSON-encodes into a string parameter, per tool.
 STRUCTURED = {"read_files": ("files", "file_paths", "paths"), "run_commands": ("commands",),
               "search_codebase": ("queries",), "fetch_web_content": ("requests",),
@@ -84,9 +88,10 @@ _DIFF_BLOCK = re.compile(
 class ClineAdapter(Adapter):
     name = "cline"
     label = "Cline"
-    # The VS Code extension kills a hook after 30 s, Cline CLI 3 after 120 s; either way the
-    # call then runs. The shorter one holds for both.
-    hook_timeout = 30.0
+    hook_timeout = EXTENSION_TIMEOUT  # until the payload says which Cline sent it
+    # Cline reads no context from TaskStart any more (CLI 3 runs it detached, the extension
+    # keeps only its cancel): the handshake rides on the first tool call that goes on.
+    handshake_in_tool_context = True
     select_hint = ("In Cline, select an intent by running the command "
                    "`intentd hook select <INTENT_ID>` (run_commands / execute_command) on its "
                    "own, then try again.")
@@ -110,14 +115,15 @@ class ClineAdapter(Adapter):
         # Cline runs a hook in the folder it runs its tools in (CLI 3: its own cwd, which may
         # be below the workspace root the payload names).
         cwd, root = os.getcwd(), workspace_root(payload)
+        timeout = CLI_TIMEOUT if name in SDK_EVENTS else EXTENSION_TIMEOUT
         if kind not in ("pre_tool", "post_tool"):
             return HookEvent(kind=kind, name=name, session_key=session, cwd=cwd,
-                             workspace=root, payload=payload)
+                             workspace=root, hook_timeout=timeout, payload=payload)
         tool_name, tool_input, call_id = tool_of(payload, kind)
         ok, output = result_of(payload) if kind == "post_tool" else (True, "")
         return HookEvent(kind=kind, name=name, session_key=session, cwd=cwd, workspace=root,
                          tool_name=tool_name, tool_input=tool_input, call_key=call_id, ok=ok,
-                         output=output, payload=payload)
+                         output=output, hook_timeout=timeout, payload=payload)
 
     def map_tool(self, tool_name: str, tool_input: Any, cwd: str | None) -> Mapped:
         if tool_name in NEUTRAL_TOOLS:

@@ -31,6 +31,9 @@ from intentd.daemon.agents.hooks.install import (
 AGENT = "cline"
 MARKER = "# intentd-hook: cline"
 EXECUTABLE = 0o755
+# Of the 120 s Cline CLI 3 gives a tool hook, what a person has to answer; the hook's own
+# deadline cuts it to what the host allows (the VS Code extension gives 30 s).
+APPROVAL_TIMEOUT = 110
 # TaskStart/TaskResume: the handshake (Cline versions that read their context get it there).
 # No task-end event: CLI 3 sends SessionShutdown only for an aborted task (every refusal), so
 # the session's selected intent would be forgotten on each one; the session keeper idles out.
@@ -58,7 +61,8 @@ def hooks_folder(scope: Scope) -> Path:
 
 
 def script(command: HookCommand, event: str) -> str:
-    return SCRIPT.format(marker=MARKER, event=event, line=command.line(AGENT, event),
+    extra = ("--approval-timeout", str(APPROVAL_TIMEOUT)) if event == "PreToolUse" else ()
+    return SCRIPT.format(marker=MARKER, event=event, line=command.line(AGENT, event, *extra),
                          fallback=REFUSAL if event == "PreToolUse" else GO_ON)
 
 

@@ -104,6 +104,9 @@ def test_cline_refused_then_selects_then_its_write_waits_for_a_person_and_lands(
     assert asked_in_first == 2
     assert events(first)[-1]["type"] == "run_aborted"
     assert api.tool_results()["call_read"].startswith('[{"query"')  # the read ran
+    # and its hook answer taught the model the handshake (Cline drops TaskStart's context)
+    taught = json.dumps(api.requests[1]["messages"])
+    assert "intentd hook select <INTENT_ID>" in taught and "INT-1" in taught
     assert "call_refused" not in api.tool_results()
     # 2. the selection went through: the command ran in Cline's shell, and the hook gave the
     #    model the intent's context with it
