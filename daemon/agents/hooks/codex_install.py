@@ -19,6 +19,7 @@ import shutil
 import subprocess
 import tempfile
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -85,31 +86,36 @@ class CodexInstaller:
         self.hooks = JsonHooksInstaller(AGENT, hooks_path, command_entries)
 
     def install(self, scope: Scope, command: HookCommand) -> list[Change]:
+        path = hooks_path(scope)
+        before = read_text(path) or ""
         changes = self.hooks.install(scope, command)
-        path, text = changes[0].path, changes[0].text or ""
-        keys = our_keys(path, text)
-        hashes = codex_hashes(command_entries(command))
-        if hashes is None:
-            return changes  # no codex to ask: `intentd doctor` will say they await trust
-        trust = {key: hashes[(event, hook_command)] for key, (event, hook_command) in keys.items()
-                 if (event, hook_command) in hashes}
+        after = changes[0].text or ""
+        keys = our_keys(path, after)
         config = codex_home(scope) / "config.toml"
-        before = read_text(config)
-        after = set_trust(before or "", trust)
-        return [*changes, Change(config, after, mode=0o600)]
+        config_before = read_text(config) or ""
+        text = remove_trust(config_before, [k for k in our_keys(path, before) if k not in keys])
+        text = rename_trust(text, moved_keys(path, before, after))
+        hashes = codex_hashes(command_entries(command))
+        if hashes is not None:  # else `intentd doctor` will say they await trust
+            text = set_trust(text, {key: hashes[call] for key, call in keys.items()
+                                    if call in hashes})
+        if text != config_before:
+            changes.append(Change(config, text, mode=0o600))
+        return changes
 
     def uninstall(self, scope: Scope) -> list[Change]:
         path = hooks_path(scope)
-        text = read_text(path)
+        before = read_text(path)
         changes = self.hooks.uninstall(scope)
         config = codex_home(scope) / "config.toml"
-        before = read_text(config)
-        if text is None or before is None:
+        config_before = read_text(config)
+        if before is None or config_before is None:
             return changes
-        keys = list(our_keys(path, text))
-        after = remove_trust(before, keys)
-        if after != before:
-            changes.append(Change(config, after if after.strip() else None))
+        left = changes[0].text if changes else before
+        text = remove_trust(config_before, list(our_keys(path, before)))
+        text = rename_trust(text, moved_keys(path, before, left or ""))
+        if text != config_before:
+            changes.append(Change(config, text if text.strip() else None))
         return changes
 
     def inspect(self, scope: Scope) -> list[Wiring]:
@@ -148,6 +154,33 @@ def our_keys(path: Path, text: str) -> dict[str, tuple[str, str]]:
                     key = f"{path}:{EVENT_KEYS[event]}:{group_index}:{handler_index}"
                     keys[key] = (event, command)
     return keys
+
+
+def moved_keys(path: Path, before: str, after: str) -> list[tuple[str, str]]:
+    """The trust keys of the user's own hooks whose place in the file changed (intentd's
+    entries taken out before theirs): (old key, new key), in an order safe to rename in."""
+    def places(text: str) -> dict[str, list[tuple[int, int]]]:
+        try:
+            document = parse(text).value if text.strip() else {}
+        except JsonEditError:
+            return {}
+        hooks = document.get("hooks") if isinstance(document, dict) else None
+        found: dict[str, list[tuple[int, int]]] = {}
+        for event, groups in (hooks.items() if isinstance(hooks, dict) else []):
+            if event in EVENT_KEYS and isinstance(groups, list):
+                found[event] = [(index, len(group.get("hooks") or []))
+                                for index, group in enumerate(groups)
+                                if isinstance(group, dict) and not INSTALLER.hooks.ours(group)]
+        return found
+
+    old, new = places(before), places(after)
+    moves = []
+    for event, groups in old.items():
+        for (was, count), (now, _) in zip(groups, new.get(event, []), strict=False):
+            if was != now:
+                moves += [(f"{path}:{EVENT_KEYS[event]}:{was}:{h}",
+                           f"{path}:{EVENT_KEYS[event]}:{now}:{h}") for h in range(count)]
+    return moves
 
 
 def codex_hashes(entries: dict[str, list[Any]]) -> dict[tuple[str, str], str] | None:
@@ -251,6 +284,20 @@ def remove_trust(text: str, keys: list[str]) -> str:
     for key in keys:
         text = _table_pattern(key).sub("", text)
     return text
+
+
+def rename_trust(text: str, moves: list[tuple[str, str]]) -> str:
+    """Each (old, new) trust table header renamed, nothing else touched."""
+    for old, new in moves:
+        header = re.compile(r"^\[hooks\.state\." + re.escape(json.dumps(old)) + r"\][ \t]*$",
+                            re.MULTILINE)
+        text = header.sub(_literal(f"[hooks.state.{json.dumps(new)}]"), text)
+    return text
+
+
+def _literal(line: str) -> Callable[[re.Match[str]], str]:
+    """A replacement taken as is (a path's backslashes are not group references)."""
+    return lambda _: line
 
 
 def trusted_keys(text: str) -> dict[str, str]:

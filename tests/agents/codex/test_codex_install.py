@@ -95,8 +95,8 @@ def test_install_then_uninstall_leaves_the_users_hooks_and_config_byte_for_byte(
     config = (home / ".codex" / "config.toml").read_text()
     assert config.startswith(USER_CONFIG) and config.count("trusted_hash") == 6
     # a second install changes nothing
-    assert [c.text for c in INSTALLER.install(scope, COMMAND)] == [
-        (home / ".codex" / "hooks.json").read_text(), config]
+    again = INSTALLER.install(scope, COMMAND)
+    assert again and all(change.text == change.path.read_text() for change in again)
     apply_quietly(INSTALLER.uninstall(scope))
     assert (home / ".codex" / "hooks.json").read_text() == USER_HOOKS
     assert (home / ".codex" / "config.toml").read_text() == USER_CONFIG
@@ -151,3 +151,27 @@ def test_codex_home_is_honoured_and_dry_run_writes_nothing(
     out = capsys.readouterr().out
     assert "codex-home/hooks.json (would be written)" in out and "hook codex PreToolUse" in out
     assert not (tmp_path / "codex-home").exists()
+
+
+def test_a_hook_the_user_added_after_intentds_stays_trusted_after_uninstall(
+        home: Path, tmp_path: Path, codex_on_path: Path) -> None:
+    """Codex's trust key holds a hook's place in the file: taking intentd's entry out from
+    before the user's moves theirs, and their trust moves with it."""
+    from intentd.daemon.agents.hooks.jsonedit import append_item
+
+    scope = Scope(None, home)
+    hooks_file, config = home / ".codex" / "hooks.json", home / ".codex" / "config.toml"
+    hooks_file.write_text(USER_HOOKS)
+    apply_quietly(INSTALLER.install(scope, COMMAND))
+    later = {"matcher": "^apply_patch$", "hooks": [{"type": "command", "command": "lint.sh"}]}
+    hooks_file.write_text(append_item(hooks_file.read_text(), ("hooks", "PreToolUse"), later))
+    (mine,) = [h for h in hooks_list(codex_on_path, home / ".codex", tmp_path)["hooks"]
+               if h["command"] == "lint.sh"]
+    assert mine["key"].endswith(":pre_tool_use:2:0")  # after intentd's entry
+    with config.open("a") as handle:  # the person trusts it in Codex's /hooks
+        handle.write(f'\n[hooks.state."{mine["key"]}"]\ntrusted_hash = "{mine["currentHash"]}"\n')
+    apply_quietly(INSTALLER.uninstall(scope))
+    (mine,) = [h for h in hooks_list(codex_on_path, home / ".codex", tmp_path)["hooks"]
+               if h["command"] == "lint.sh"]
+    assert mine["key"].endswith(":pre_tool_use:1:0") and mine["trustStatus"] == "trusted"
+    assert "intentd" not in hooks_file.read_text() and "intentd" not in config.read_text()
