@@ -125,14 +125,30 @@ class CodexInstaller:
         if not found or text is None or not found[0].wired:
             return found
         keys = our_keys(path, text)
-        trusted = trusted_keys(read_text(codex_home(scope) / "config.toml") or "")
+        config = read_text(codex_home(scope) / "config.toml") or ""
+        trusted = trusted_keys(config)
         untrusted = sorted(key for key in keys if key not in trusted)
         problems = list(found[0].problems)
         if untrusted:
             problems.append(f"{len(untrusted)} of intentd's Codex hooks are not trusted (Codex "
                             "skips them): open Codex, run /hooks and trust them, or run "
                             "`intentd hook install codex` again with `codex` on PATH")
+        if scope.root is not None and not project_trusted(config, scope.root):
+            problems.append(f"Codex reads {scope.root}/.codex/ only in a project you trusted: "
+                            "trust it when Codex asks, or run `codex exec --trust` there once")
         return [Wiring(path, True, tuple(problems)), *found[1:]]
+
+
+def project_trusted(config: str, root: Path) -> bool:
+    """Whether config.toml trusts the project at `root` or a folder above it."""
+    try:
+        projects = tomllib.loads(config).get("projects", {})
+    except tomllib.TOMLDecodeError:
+        return False
+    trusted = {os.path.realpath(folder) for folder, entry in projects.items()
+               if isinstance(entry, dict) and entry.get("trust_level") == "trusted"}
+    here = Path(os.path.realpath(root))
+    return any(str(folder) in trusted for folder in (here, *here.parents))
 
 
 def our_keys(path: Path, text: str) -> dict[str, tuple[str, str]]:

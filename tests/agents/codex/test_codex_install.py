@@ -175,3 +175,20 @@ def test_a_hook_the_user_added_after_intentds_stays_trusted_after_uninstall(
                if h["command"] == "lint.sh"]
     assert mine["key"].endswith(":pre_tool_use:1:0") and mine["trustStatus"] == "trusted"
     assert "intentd" not in hooks_file.read_text() and "intentd" not in config.read_text()
+
+
+def test_doctor_says_when_codex_would_not_read_the_workspaces_hooks(
+        home: Path, tmp_path: Path, codex_on_path: Path) -> None:
+    ws = tmp_path / "proj"
+    ws.mkdir()
+    scope = Scope(ws, home)
+    apply_quietly(INSTALLER.install(scope, COMMAND))
+    (wiring,) = INSTALLER.inspect(scope)
+    assert wiring.wired and any("codex exec --trust" in p for p in wiring.problems)
+    with (home / ".codex" / "config.toml").open("a") as handle:
+        handle.write(f'\n[projects."{ws}"]\ntrust_level = "trusted"\n')
+    assert INSTALLER.inspect(scope)[0].problems == ()
+    listed = hooks_list(codex_on_path, home / ".codex", ws)  # and Codex now runs them, trusted
+    ours = [h for h in listed["hooks"] if "intentd hook codex" in h["command"]]
+    assert len(ours) == 5 and {h["trustStatus"] for h in ours} == {"trusted"}
+    assert {h["source"] for h in ours} == {"project"}
