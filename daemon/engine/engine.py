@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from intentd.daemon import protocol
 from intentd.daemon.engine import pipeline
 from intentd.daemon.engine.calls import HANDED_OFF, Evaluation, Outcome, Run, handed_off_answer
 from intentd.daemon.engine.context import CallContext
@@ -32,6 +33,7 @@ from intentd.daemon.engine.watcher import ConfigWatcher
 from intentd.daemon.engine.workspace import Workspace
 from intentd.daemon.grants.model import grantable
 from intentd.daemon.grants.store import GrantBook
+from intentd.daemon.protocol import messages
 from intentd.daemon.sandbox.calls import request_for
 from intentd.daemon.sandbox.overlap import OverlapTracker, Running
 from intentd.daemon.tools.anchor import release
@@ -284,8 +286,9 @@ class Engine:
 
     def _execute_here(self, run: Run) -> None:
         ctx = run.ctx
-        self.emit("tools/started", {"call_id": run.ev.call_id, "session_id": ctx.session.id,
-                                    "tool": ctx.name, "checkpoint_id": run.outcome.checkpoint_id})
+        self.emit(protocol.TOOLS_STARTED, messages.ToolStarted(
+            call_id=run.ev.call_id, session_id=ctx.session.id, tool=ctx.name,
+            checkpoint_id=run.outcome.checkpoint_id).to_json())
         running = self._overlap.begin(ctx.root) if ctx.destructive else None
         run.outcome.result = self._execute(ctx, run.outcome.approved_by, run.ev)
         run.overlapped = running is not None and self._overlap.end(running)
@@ -319,9 +322,9 @@ class Engine:
             return None, ""
         paths = [p.relative for p in ctx.paths if p.relative] if ctx.kind is ToolKind.EDIT else None
         checkpoint = store.create(paths, label=f"before {ctx.name} ({call_id})")
-        self.emit("checkpoints/created", {"workspace": ctx.root, "checkpoint_id": checkpoint.id,
-                                          "label": checkpoint.label,
-                                          "coverage": checkpoint.coverage})
+        self.emit(protocol.CHECKPOINTS_CREATED, messages.CheckpointCreated(
+            workspace=ctx.root, checkpoint_id=checkpoint.id, label=checkpoint.label,
+            coverage=checkpoint.coverage).to_json())
         return str(checkpoint.id), str(checkpoint.coverage)
 
     def checkpoint_store(self, workspace: Workspace) -> Any:

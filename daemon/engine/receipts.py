@@ -1,4 +1,5 @@
-"""The ledger entry of one call: ToolIntent (what was asked) + ToolReceipt (what happened)."""
+"""The ledger entry of one call: ToolIntent (what was asked) + ToolReceipt (what happened), as
+the protocol's typed LedgerEntry (also the `tools/finished` notification)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from intentd.daemon.engine.ledger import summarize_args
+from intentd.daemon.protocol import messages
 
 if TYPE_CHECKING:
     from intentd.daemon.engine.engine import Evaluation, Outcome
@@ -22,29 +24,28 @@ def receipt(ev: Evaluation, outcome: Outcome, before: dict[str, str | None],
             execution_ms: float) -> dict[str, Any]:
     ctx, result = ev.ctx, outcome.result
     args_text = json.dumps(ctx.args, sort_keys=True, default=repr)
-    return {
-        "v": 1,
-        "intent": {  # ToolIntent
-            "id": ev.call_id, "time": _iso(ev.started_at), "session": ctx.session.id,
-            "agent": ctx.session.agent, "mode": ctx.session.mode.value, "workspace": ctx.root,
-            "intent_id": ctx.session.intent_id, "tool": str(ctx.name)[:200],
-            "args": summarize_args(ctx.args),
-            "args_sha256": hashlib.sha256(args_text.encode()).hexdigest(),
-        },
-        "decision": outcome.decision.verdict.value,
-        "stage": outcome.decision.stage,
-        "reason": outcome.decision.reason,
-        "approved_by": outcome.approved_by,
-        "receipt": {  # ToolReceipt
-            "result": ("success" if result.ok else "error") if result else "not_run",
-            "output_sha256": hashlib.sha256(result.output.encode()).hexdigest() if result else None,
-            "data": result.data if result else {},
-            "files_before": before,
-            "files_after": dict(result.written) if result else {},
-            "checkpoint_id": outcome.checkpoint_id,
-            "checkpoint_coverage": outcome.checkpoint_coverage,
-            "timing": {"started_at": _iso(ev.started_at), "decided_ms": round(ev.decided_ms, 3),
-                       "execution_ms": round(execution_ms, 3)},
-            "host": socket.gethostname(),
-        },
-    }
+    entry = messages.LedgerEntry(
+        v=1,
+        intent=messages.ToolIntent(
+            id=ev.call_id, time=_iso(ev.started_at), session=ctx.session.id,
+            agent=ctx.session.agent, mode=ctx.session.mode.value, workspace=ctx.root,
+            intent_id=ctx.session.intent_id, tool=str(ctx.name)[:200],
+            args=summarize_args(ctx.args),
+            args_sha256=hashlib.sha256(args_text.encode()).hexdigest()),
+        decision=outcome.decision.verdict.value,
+        stage=outcome.decision.stage,
+        reason=outcome.decision.reason,
+        approved_by=outcome.approved_by,
+        receipt=messages.ToolReceipt(
+            result=("success" if result.ok else "error") if result else "not_run",
+            output_sha256=hashlib.sha256(result.output.encode()).hexdigest() if result else None,
+            data=result.data if result else {},
+            files_before=before,
+            files_after=dict(result.written) if result else {},
+            checkpoint_id=outcome.checkpoint_id,
+            checkpoint_coverage=outcome.checkpoint_coverage,
+            timing=messages.Timing(started_at=_iso(ev.started_at),
+                                   decided_ms=round(ev.decided_ms, 3),
+                                   execution_ms=round(execution_ms, 3)),
+            host=socket.gethostname()))
+    return entry.to_json()  # the same keys in the same order as ever: the hash chain holds

@@ -19,6 +19,7 @@ from intentd.daemon.engine.engine import Evaluation
 from intentd.daemon.engine.ledger import summarize_args
 from intentd.daemon.engine.lifecycle import Answer, HandOff, NoAnswer, Reply
 from intentd.daemon.engine.preview import proposed_diff
+from intentd.daemon.protocol import messages
 from intentd.daemon.server.events import EventBus
 from intentd.daemon.server.rpc import MethodError
 
@@ -45,14 +46,19 @@ class Approval:
     id: str = field(default_factory=lambda: f"a-{next(_ids)}")
     created_at: float = field(default_factory=time.time)
 
-    def to_json(self) -> dict[str, Any]:
+    def message(self) -> messages.Approval:
+        """What clients are shown: `approvals/requested`, `approvals/list`."""
         ctx = self.ev.ctx
-        return {"id": self.id, "workspace": ctx.root, "session_id": ctx.session.id,
-                "agent": ctx.session.agent, "intent_id": ctx.session.intent_id,
-                "tool": ctx.name, "args": summarize_args(ctx.args) if self.diff else ctx.args,
-                "stage": self.ev.decision.stage, "reason": self.ev.decision.reason,
-                "diff": self.diff, "created_at": self.created_at, "batch": ctx.batch,
-                "call_id": self.ev.call_id, "native_prompt": self.native_prompt}
+        return messages.Approval(
+            id=self.id, workspace=ctx.root, session_id=ctx.session.id, agent=ctx.session.agent,
+            intent_id=ctx.session.intent_id, tool=ctx.name,
+            args=summarize_args(ctx.args) if self.diff else ctx.args,
+            stage=self.ev.decision.stage, reason=self.ev.decision.reason, diff=self.diff,
+            created_at=self.created_at, batch=ctx.batch, call_id=self.ev.call_id,
+            native_prompt=self.native_prompt)
+
+    def to_json(self) -> dict[str, Any]:
+        return self.message().to_json()
 
 
 class ApprovalQueue:
@@ -77,7 +83,8 @@ class ApprovalQueue:
         else:
             self.approvers.discard(conn)
         if len(self.approvers) != before:
-            self.bus.publish(protocol.APPROVERS_CHANGED, {"approvers": len(self.approvers)})
+            self.bus.publish(protocol.APPROVERS_CHANGED,
+                             messages.ApproversChanged(approvers=len(self.approvers)).to_json())
         if before and not self.approvers:
             self.hand_off_waiting()
 
@@ -138,12 +145,12 @@ class ApprovalQueue:
                                                           "or was already answered")
             return
         approval.future.set_result(answer)
-        self.bus.publish(protocol.APPROVALS_RESOLVED, {
-            "approval_id": approval_id, "resolution": answer.resolution,
-            "feedback": answer.feedback, "workspace": approval.ev.ctx.root})
+        self.bus.publish(protocol.APPROVALS_RESOLVED, messages.ApprovalResolved(
+            approval_id=approval_id, resolution=answer.resolution, feedback=answer.feedback,
+            workspace=approval.ev.ctx.root).to_json())
 
-    def listing(self, workspace: str | None = None) -> list[dict[str, Any]]:
-        return [a.to_json() for a in self.pending.values()
+    def listing(self, workspace: str | None = None) -> list[messages.Approval]:
+        return [a.message() for a in self.pending.values()
                 if workspace is None or a.ev.ctx.root == workspace]
 
 

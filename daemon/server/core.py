@@ -16,6 +16,8 @@ from intentd.daemon.engine.session import Session
 from intentd.daemon.engine.workspace import Workspace, WorkspaceConfig
 from intentd.daemon.policy.config import AutoApprove
 from intentd.daemon.policy.hooks import kill_running_hooks
+from intentd.daemon.protocol import messages
+from intentd.daemon.server import wire
 from intentd.daemon.server.approvals import ApprovalQueue, QueueApprover
 from intentd.daemon.server.events import EventBus
 from intentd.daemon.server.rpc import MethodError, Params
@@ -93,13 +95,12 @@ class DaemonCore:
     def _on_config_changed(self, workspace: Workspace, old: WorkspaceConfig,
                            new: WorkspaceConfig) -> None:
         if new.intents != old.intents:
-            self.bus.publish_threadsafe(protocol.INTENTS_CHANGED, {
-                "workspace": workspace.root_str, "intents": new.intents_json(),
-                "warnings": list(new.intents.warnings)})
+            self.bus.publish_threadsafe(protocol.INTENTS_CHANGED, messages.IntentsChanged(
+                workspace=workspace.root_str, intents=wire.intents(new),
+                warnings=tuple(new.intents.warnings)).to_json())
         if str(new.intents_error) != str(old.intents_error):
-            error = new.intents_error.to_json() if new.intents_error else None
-            self.bus.publish_threadsafe(protocol.INTENTS_ERROR,
-                                        {"workspace": workspace.root_str, "error": error})
+            self.bus.publish_threadsafe(protocol.INTENTS_ERROR, messages.IntentsError(
+                workspace=workspace.root_str, error=wire.config_error(new.intents_error)).to_json())
 
     def close(self) -> None:
         self.approvals.stop_all()

@@ -8,6 +8,7 @@ from typing import Any
 from intentd.daemon import protocol
 from intentd.daemon.grants.model import Grant, GrantRefused, derive_grant, grantable
 from intentd.daemon.grants.requests import GrantRequests
+from intentd.daemon.protocol import messages
 from intentd.daemon.server.approvals import Approval
 from intentd.daemon.server.core import DaemonCore
 from intentd.daemon.server.rpc import MethodError, MethodTable, Params, bad_params
@@ -22,8 +23,8 @@ def register(table: MethodTable, core: DaemonCore) -> None:
 
     async def approvals_list(conn: Any, params: Params) -> dict[str, Any]:
         root = core.workspace(params).root_str if params.raw.get("workspace") else None
-        return {"approvals": core.approvals.listing(root),
-                "approvers": len(core.approvals.approvers)}
+        return messages.ApprovalsList(approvals=tuple(core.approvals.listing(root)),
+                                      approvers=len(core.approvals.approvers)).to_json()
 
     async def approvals_respond(conn: Any, params: Params) -> dict[str, Any]:
         decision = params.text("decision")
