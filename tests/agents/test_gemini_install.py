@@ -19,6 +19,7 @@ from intentd.daemon.agents.hooks.gemini_install import (
     settings_path,
 )
 from intentd.daemon.agents.hooks.install import HookCommand, Scope, is_intentd_hook
+from intentd.daemon.agents.hooks.jsonedit import parse
 from intentd.daemon.cli import main
 from tests.agents.clis import GEMINI, installed
 from tests.agents.fake_gemini import FakeGeminiAPI, Turn, call, text
@@ -28,7 +29,8 @@ FIXTURES = Path(__file__).parent / "gemini_fixtures"
 # A user's own settings, written by hand: the docs' example hook, other settings around it,
 # odd spacing, a unicode escape, no final newline
 DOCS_EXAMPLE = json.loads((FIXTURES / "documented.json").read_text())["settings_example"]
-USER_SETTINGS = ('{\n  "theme" : "GitHub",\n  "hooks": ' + json.dumps(DOCS_EXAMPLE["hooks"])
+USER_SETTINGS = ('{\n  // my own\n  "theme" : "GitHub", /* the light one */\n  "hooks": '
+                 + json.dumps(DOCS_EXAMPLE["hooks"]) + ' // scans writes\n'
                  + ',\n  "general": {"vimMode": true, "preferredEditor": "vim \\u00e9"}\n}')
 
 
@@ -69,7 +71,8 @@ def test_install_then_uninstall_gives_back_the_users_settings_byte_for_byte(
     argv = [where, str(ws)] if where == "--workspace" else [where]
     assert run("install", "gemini", *argv, "--command", "intentd") == 0
     merged = path.read_text()
-    document = json.loads(merged)
+    document = parse(merged, True).value
+    assert "// my own" in merged and "/* the light one */" in merged and "// scans" in merged
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert merged.startswith(USER_SETTINGS[:USER_SETTINGS.index('"hooks"')])
     assert document["hooks"]["BeforeTool"][0] == DOCS_EXAMPLE["hooks"]["BeforeTool"][0]
@@ -129,11 +132,12 @@ def test_the_real_gemini_cli_runs_what_install_wrote(where: str, tmp_path: Path,
     """No daemon: Gemini runs intentd's gate from the installed settings, and it refuses."""
     program = installed(GEMINI)
     settings = make_home(home)
+    settings.write_text("// Gemini reads comments; install keeps them\n" + settings.read_text())
     (ws / "src").mkdir()
     argv = [where, str(ws)] if where == "--workspace" else [where]
     assert run("install", "gemini", *argv, "--socket", str(short_dir / "none.sock")) == 0
     written = settings if where == "--user" else ws / ".gemini" / "settings.json"
-    assert ours(json.loads(written.read_text()))["BeforeTool"]
+    assert ours(parse(written.read_text(), True).value)["BeforeTool"]
     with FakeGeminiAPI(write_then_done()) as api:
         done = run_gemini(program, ws, environment(home, api.url, tmp_path / "state"), "write")
         results = api.function_responses()

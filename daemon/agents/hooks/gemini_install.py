@@ -2,9 +2,10 @@
 
 Project hooks live in `<root>/.gemini/settings.json`, user hooks in `~/.gemini/settings.json`
 (`$GEMINI_CLI_HOME/.gemini` when that is set). Gemini concatenates the `hooks` of every layer,
-so intentd's entries sit beside the user's own. Timeouts are in milliseconds. A hook that
-cannot start, crashes or exits with anything but 0 and 2 lets the call through in Gemini, so
-the BeforeTool command turns any such failure into exit 2 with a reason (a shell guard).
+so intentd's entries sit beside the user's own; comments in the file are kept. Timeouts are in
+milliseconds. A hook that cannot start, crashes or exits with anything but 0 and 2 lets the
+call through in Gemini, so the BeforeTool command turns any such failure into exit 2 with a
+reason (a shell guard).
 
 Gemini runs no hooks at all with `hooksConfig.enabled: false`, skips a hook whose name is in
 `hooksConfig.disabled`, and in a folder it does not trust ignores every settings file's hooks:
@@ -74,4 +75,5 @@ def validate(document: dict[str, Any]) -> list[str]:
     return problems
 
 
-INSTALLER = JsonHooksInstaller(AGENT, settings_path, entries, validate=validate)
+# Gemini reads settings.json with // and /* */ comments: they are kept as written
+INSTALLER = JsonHooksInstaller(AGENT, settings_path, entries, validate=validate, comments=True)
