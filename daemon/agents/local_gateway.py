@@ -15,6 +15,10 @@ from intentd.daemon.engine.lifecycle import Answer, BlockingWork, NoAnswer, Repl
 from intentd.daemon.tools.base import ToolKind
 from intentd.daemon.trust.reaper import start_reaping
 
+# Answer is the lifecycle's, re-exported: a person prompt returns it
+__all__ = ["Answer", "LocalGateway", "NoPerson", "PersonPrompt", "PromptApprover",
+           "deferred_interrupt"]
+
 
 class NoPerson(Exception):
     """Nobody can be asked; the message says why (the call is refused, not rejected)."""
