@@ -145,3 +145,36 @@ def test_a_hook_that_cannot_even_start_still_refuses(codex: Path, tmp_path: Path
     assert done.returncode == 0, done.stderr[-3000:]
     assert "intentd: the hook could not run; the call is refused" in api.tool_outputs()["call_w"]
     assert not (ws / "src" / "feature.py").exists()
+
+
+def test_parallel_calls_of_one_turn_are_each_gated(codex: Path, daemon: DaemonProcess,
+                                                   tmp_path: Path) -> None:
+    """Codex runs one turn's calls (and their hooks) at once: one session, one keeper, each
+    call decided on its own."""
+    ws = make_workspace(tmp_path / "proj", files={"src/app.py": "x = 1\n"})
+    subprocess.run(["git", "init", "-q", str(ws)], check=True)
+    assert main(["hook", "install", "codex", "--user", "--socket", str(daemon.socket_path)]) == 0
+    inside = "*** Begin Patch\n*** Add File: src/a.py\n+A = 1\n*** End Patch\n"
+    outside = "*** Begin Patch\n*** Add File: docs/b.md\n+no\n*** End Patch\n"
+    person = Person(daemon.socket_path)
+    try:
+        with FakeResponsesAPI([
+            Reply([function_call("exec_command", call_id="call_select",
+                                 cmd="intentd hook select INT-1")]),
+            Reply([function_call("exec_command", call_id="call_read", cmd="cat src/app.py"),
+                   custom_tool_call("apply_patch", inside, call_id="call_in"),
+                   custom_tool_call("apply_patch", outside, call_id="call_out")]),
+            Reply([message("done")]),
+        ]) as api:
+            done = run_codex(codex, api, ws)
+    finally:
+        person.close()
+    assert done.returncode == 0, done.stderr[-3000:]
+    outputs = api.tool_outputs()
+    assert "x = 1" in outputs["call_read"]
+    assert "Success" in outputs["call_in"] and (ws / "src" / "a.py").read_text() == "A = 1\n"
+    assert "blocked by PreToolUse hook" in outputs["call_out"] and "scope" in outputs["call_out"]
+    assert not (ws / "docs" / "b.md").exists()
+    entries = ledger(daemon, ws)
+    assert len({e["intent"]["session"] for e in entries}) == 1  # one daemon session
+    assert {e["intent"]["tool"] for e in entries} >= {"read_file", "write_to_file"}
