@@ -291,7 +291,9 @@ class HeldSessions:
     async def map(self, event: HookEvent, held: HeldSession) -> Mapped | Reply:
         """The agent's call as a pipeline call. An edit's mapping reads the file: that runs on
         a tool thread, and only on a regular file (a FIFO would hold the thread)."""
-        cwd = command_cwd(event.cwd, held.workspace)
+        # the usual case, cwd the workspace itself, without resolving both paths every call
+        cwd = None if event.cwd in (None, held.workspace) else command_cwd(event.cwd,
+                                                                          held.workspace)
         if event.tool_name not in READS_FILES:
             return self.adapter.map_tool(event.tool_name, event.tool_input, cwd)
         data = event.tool_input if isinstance(event.tool_input, dict) else {}

@@ -17,6 +17,7 @@ import argparse
 import http.client
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -49,16 +50,34 @@ def http_call(port: int, token: str, body: bytes) -> tuple[float, dict[str, Any]
     return (time.perf_counter() - started) * 1000, answer
 
 
+CPU_MS: dict[str, list[float]] = {"hook": [], "bare": []}
+
+
+def children_cpu_ms() -> float:
+    """CPU time (user + system) of finished child processes: unlike the wall clock, it does
+    not grow when other work shares the machine's cores."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (usage.ru_utime + usage.ru_stime) * 1000
+
+
+def process_cpu_ms(pid: int) -> float:
+    """CPU time of a running process (the daemon), from /proc/PID/stat."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
+
+
 def process_call(argv: list[str], body: str, env: dict[str, str]) -> tuple[float, dict[str, Any]]:
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), children_cpu_ms()
     done = subprocess.run(argv, input=body, text=True, capture_output=True, env=env, check=True)
     took = (time.perf_counter() - started) * 1000
+    CPU_MS["hook"].append(children_cpu_ms() - cpu)
     return took, json.loads(done.stdout)
 
 
 def bare(env: dict[str, str]) -> float:
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), children_cpu_ms()
     subprocess.run([sys.executable, "-c", "pass"], env=env, check=True)
+    CPU_MS["bare"].append(children_cpu_ms() - cpu)
     return (time.perf_counter() - started) * 1000
 
 
@@ -125,13 +144,17 @@ def main() -> None:
             for _ in range(20):  # warm-up: the session opened, the workspace loaded
                 http_call(port, token, json.dumps(payload(ws, n, "warm")).encode())
                 n += 1
-            via_http = []
+            assert daemon.process is not None
+            via_http, daemon_cpu = [], process_cpu_ms(daemon.process.pid)
             for _ in range(args.http_rounds):
                 took, answer = http_call(port, token, json.dumps(payload(ws, n)).encode())
                 assert answer["hookSpecificOutput"]["permissionDecision"] == "allow", answer
                 via_http.append(took)
                 n += 1
+            http_cpu = (process_cpu_ms(daemon.process.pid) - daemon_cpu) / args.http_rounds
+            daemon_cpu = process_cpu_ms(daemon.process.pid)
             direct = socket_calls(daemon.socket_path, ws, args.http_rounds, n)
+            socket_cpu = (process_cpu_ms(daemon.process.pid) - daemon_cpu) / args.http_rounds
             n += args.http_rounds
             argv = hook_argv(daemon.socket_path)
             process_call(argv, json.dumps(payload(ws, n, "proc")), env)  # starts its keeper
@@ -153,6 +176,10 @@ def main() -> None:
     show("bare `python -c pass` (same run, interleaved)", python_pass)
     print(f"command hook less bare python (p50): "
           f"{statistics.median(via_process) - statistics.median(python_pass):.1f} ms")
+    print("CPU time per call (user + system; independent of the machine's load):")
+    print(f"  daemon, per HTTP hook call {http_cpu:6.2f} ms; per socket call {socket_cpu:6.2f} ms")
+    print(f"  command hook process p50 {statistics.median(CPU_MS['hook']):6.1f} ms; "
+          f"bare python p50 {statistics.median(CPU_MS['bare']):6.1f} ms")
 
 
 if __name__ == "__main__":
