@@ -389,3 +389,26 @@ def test_the_query_parser_answers_or_refuses_never_crashes(query: str) -> None:
     except http_hook.Refused:
         return
     assert 1.0 <= options.timeout <= http_hook.MAX_HOOK_TIMEOUT
+
+
+def test_a_call_waiting_for_a_person_when_the_daemon_stops_is_denied(
+        hook: HookClient, ws: Path, hook_daemon: DaemonProcess) -> None:
+    import threading
+
+    watcher = Client(hook_daemon.socket_path, timeout=10).connect()
+    watcher.initialize("test-person")
+    watcher.call(protocol.EVENTS_SUBSCRIBE, {"events": [protocol.APPROVALS_REQUESTED],
+                                             "approver": True})
+    hook.post(payload("PreToolUse", ws, "Bash", {"command": "intentd hook select INT-1"}))
+    answers: list[tuple[str, str]] = []
+    waiting = threading.Thread(target=lambda: answers.append(hook.pre(
+        ws, "Write", {"file_path": str(ws / "src" / "n.py"), "content": "n\n"}, use_id="t2")))
+    waiting.start()
+    deadline = time.monotonic() + 10
+    while not pending(hook_daemon) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert pending(hook_daemon)
+    hook_daemon.stop()  # the approver still connected: the wait ends by the stop alone
+    waiting.join(15)
+    watcher.close()
+    assert answers and answers[0][0] == "deny" and "stopping" in answers[0][1], answers
