@@ -96,6 +96,9 @@ def test_codex_refused_then_selects_then_its_write_waits_for_a_person_and_lands(
     #    intent's context for the model
     assert "blocked" not in outputs["call_select"]
     assert "<intent_context>" in outputs["call_select"] and "id: INT-1" in outputs["call_select"]
+    # ... and the hook's answer gave it to the model as context too (a developer message)
+    developer = [json.dumps(i) for i in api.requests[2]["input"] if i.get("role") == "developer"]
+    assert any("<intent_context>" in text for text in developer)
     # 3. the write waited for the person, was approved and landed
     assert [seen["tool"] for seen in person.seen] == ["write_to_file"]
     assert "+FEATURE = True" in str(person.seen[0]["diff"])
