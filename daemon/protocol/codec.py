@@ -26,11 +26,16 @@ class Shape:
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
-        for item in dataclasses.fields(self):  # type: ignore[arg-type]  # every Shape is a dataclass
-            value = getattr(self, item.name)
-            if item.metadata.get("omit_empty") and value in (None, "", (), {}):
+        for name, omit_empty, kind in _plan(type(self)):
+            value = getattr(self, name)
+            if omit_empty and value in (None, "", (), {}):
                 continue
-            out[item.name] = encode(value)
+            if kind is _PLAIN or value is None:
+                out[name] = value
+            elif kind is _SHAPE:
+                out[name] = value.to_json()
+            else:
+                out[name] = encode(value)
         return out
 
 
@@ -55,6 +60,46 @@ class Nullable(Shape):
     def fits(self) -> bool:
         """Whether the decoded value means something (e.g. a known mode)."""
         return True
+
+
+# How to_json writes a field: as it stands, as a shape, or through encode().
+_PLAIN, _SHAPE, _OTHER = "plain", "shape", "other"
+_plans: dict[type, tuple[tuple[str, bool, str], ...]] = {}
+
+
+def _plan(cls: type) -> tuple[tuple[str, bool, str], ...]:
+    """Each field's name, whether it is left out when empty, and how it is written. Worked out
+    once per shape: every ledger entry goes through here, on the path of every call."""
+    plan = _plans.get(cls)
+    if plan is None:
+        types_of = field_types(cls)
+        plan = _plans[cls] = tuple(
+            (item.name, bool(item.metadata.get("omit_empty")), _kind(types_of[item.name]))
+            for item in dataclasses.fields(cls))
+    return plan
+
+
+def _kind(hint: Any) -> str:
+    if _plain(hint):
+        return _PLAIN
+    inner = [arg for arg in typing.get_args(hint) if arg is not type(None)] \
+        if _is_union(hint) else [hint]
+    if len(inner) == 1 and isinstance(inner[0], type) and issubclass(inner[0], Shape):
+        return _SHAPE
+    return _OTHER
+
+
+def _plain(hint: Any) -> bool:
+    """Whether a value of this type needs no encoding: no shape and no tuple anywhere in it
+    (a dict of Any holds what json.dumps takes as it is)."""
+    if _is_union(hint):
+        return all(_plain(arg) for arg in typing.get_args(hint))
+    origin = typing.get_origin(hint)
+    if origin is dict:
+        return _plain(typing.get_args(hint)[1])
+    if origin is tuple or isinstance(hint, type) and issubclass(hint, Shape):
+        return False
+    return True
 
 
 def encode(value: Any) -> Any:
