@@ -365,3 +365,15 @@ def test_a_hook_call_imports_nothing_heavy(daemon: DaemonProcess, ws: Path) -> N
     out, modules = loaded(argv, in_session(fixture("cli/PreToolUse-read_files", ws), "imp"), ws)
     assert json.loads(out)["cancel"] is False
     assert heavy(modules) == [] and "intentd.daemon.agents.hooks.install" not in modules
+
+
+def test_a_command_that_wrote_outside_the_scope_is_undone_and_the_model_told(
+        hook: Hook, person: Person) -> None:
+    assert hook.select().goes_on
+    sneaky = "python3 -c \"open('notes.txt', 'w').write('y')\""
+    command = hook.call("cli/PreToolUse-run_commands", "call_x", commands=[sneaky])
+    assert command.goes_on, command.cancelled  # a person approved it: the policy cannot see in
+    (hook.ws / "notes.txt").write_text("y")  # Cline runs it
+    report = hook.call("cli/PostToolUse-run_commands", "call_x", commands=[sneaky])
+    assert report.goes_on and "notes.txt" in report.context
+    assert not (hook.ws / "notes.txt").exists()
