@@ -125,7 +125,7 @@ class CodexAdapter(Adapter):
         if tool_name in NEUTRAL_TOOLS:
             return Mapped(None)
         if tool_name == "view_image" and isinstance(data.get("path"), str):
-            return read_file(data["path"])
+            return read_file(_join(cwd, data["path"]))
         return unknown_tool(self.name, tool_name, tool_input)
 
     def allow(self, event: HookEvent, reason: str, context: str | None = None) -> Reply:
