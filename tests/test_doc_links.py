@@ -67,6 +67,6 @@ def test_the_code_cites_only_documents_that_exist() -> None:
 
 def test_a_missing_citation_is_caught() -> None:
     """The checks above can fail."""
-    assert cited("see `daemon/engine/nowhere.py` and DESIGN.md") == {"daemon/engine/nowhere.py",
-                                                                    "DESIGN.md"}
-    assert not exists("DESIGN.md", ROOT) and exists("docs/protocol.md", ROOT)
+    assert cited("see `daemon/engine/nowhere.py` and NOWHERE.md") == {"daemon/engine/nowhere.py",
+                                                                    "NOWHERE.md"}
+    assert not exists("NOWHERE.md", ROOT) and exists("docs/protocol.md", ROOT)
