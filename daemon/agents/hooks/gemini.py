@@ -216,9 +216,9 @@ def read_many(include: Any, cwd: str | None) -> Mapped:
 
 
 def _read_one(pattern: str, cwd: str | None) -> Mapped:
-    if _GLOB_CHARS.search(pattern):
-        fixed = pattern[:_GLOB_CHARS.search(pattern).start()]  # type: ignore[union-attr]
-        base = os.path.dirname(fixed) or "."
+    wild = _GLOB_CHARS.search(pattern)
+    if wild is not None:
+        base = os.path.dirname(pattern[:wild.start()]) or "."
         return ripgrep_call("", base, cwd)
     path = _join(cwd, pattern)
     if isinstance(path, str) and os.path.isdir(path if os.path.isabs(path)
