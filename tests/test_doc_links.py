@@ -18,8 +18,9 @@ REPO_PATH = re.compile(r"(?<![\w./~$-])((?:daemon|gui|tests|docs|packaging|\.ci)
 MARKDOWN_FILE = re.compile(r"(?<![\w./-])([A-Za-z_-]+\.md)\b")
 LINK = re.compile(r"\]\(([^)\s]+)\)")
 
-# Files the documents name as examples of a person's or an agent's workspace, not of this one.
-WORKSPACE_EXAMPLES = {"docs/out.md", "notes.md", "AGENTS.md"}
+# Files of a person's or an agent's workspace the documents name (an agent's instructions, an
+# example), not files of this repository.
+WORKSPACE_EXAMPLES = {"docs/out.md", "notes.md", "AGENTS.md", "CLAUDE.md", "GEMINI.md"}
 
 
 def cited(text: str) -> set[str]:
