@@ -5,6 +5,7 @@ tool call, an event's own timeout, a read recorded at once)."""
 from __future__ import annotations
 
 import json
+import shutil
 import time
 from pathlib import Path
 from typing import Any, ClassVar
@@ -21,6 +22,7 @@ from intentd.daemon.agents.hooks.adapter import (
 )
 from intentd.daemon.agents.hooks.core import HookOptions, handle
 from intentd.daemon.agents.hooks.mapping import read_file, shell_call, write_file
+from intentd.daemon.agents.hooks.state import StateFile
 from intentd.daemon.client import Client
 from intentd.daemon.engine.stages.intent_gate import GATE_MESSAGE
 from intentd.daemon.testing import DaemonProcess, make_workspace
@@ -141,3 +143,23 @@ def test_an_events_own_timeout_sets_the_deadline(silent: SilentDaemon, ws: Path)
 def test_input_the_adapter_refuses_is_denied(daemon: DaemonProcess, ws: Path) -> None:
     reply = handle(Toy(), HookOptions(socket=daemon.socket_path), ["not", "an", "object"])
     assert reply.exit_code == 2 and "not a toy payload" in json.loads(reply.stdout)["reason"]
+
+
+def test_a_recorded_workspace_removed_since_gives_way_to_the_current_one(
+        daemon: DaemonProcess, tmp_path: Path) -> None:
+    first = make_workspace(tmp_path / "first", files={"README.md": "1\n"})
+    second = make_workspace(tmp_path / "second", files={"README.md": "2\n"})
+    toy, options = Toy(), HookOptions(socket=daemon.socket_path)
+
+    def read(ws: Path) -> dict[str, Any]:
+        payload = {"event": "pre", "session": "s-moved", "cwd": str(ws), "tool": "read",
+                   "input": str(ws / "README.md")}
+        return dict(json.loads(handle(toy, options, payload).stdout))
+
+    assert read(first)["verdict"] == "allow"
+    kept = StateFile("toy", "s-moved").read()
+    assert kept.workspace == str(first.resolve())
+    shutil.rmtree(first)
+    assert read(second)["verdict"] == "allow"
+    now = StateFile("toy", "s-moved").read()
+    assert now.workspace == str(second.resolve()) and now.session_id != kept.session_id

@@ -23,6 +23,7 @@ import sys
 import tempfile
 import threading
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -106,7 +107,10 @@ def one_call(argv: list[str], body: dict[str, Any]) -> tuple[float, str, int]:
     started = time.perf_counter()
     done = subprocess.run(argv, input=json.dumps(body), text=True, capture_output=True,
                           timeout=CALL_TIMEOUT, check=False)
-    return (time.perf_counter() - started) * 1000, done.stdout, done.returncode
+    took = (time.perf_counter() - started) * 1000
+    if done.returncode not in (0, 2) and not done.stdout.strip():  # a crash: say where
+        return took, (done.stderr.strip().splitlines() or [""])[-1], done.returncode
+    return took, done.stdout, done.returncode
 
 
 def session_loop(agent: Agent, argv: list[str], ws: Path, session: str, first: int,
@@ -119,14 +123,15 @@ def session_loop(agent: Agent, argv: list[str], ws: Path, session: str, first: i
             try:
                 took, out, code = one_call(argv, agent.payload(ws, session, n, event))
                 ok = allowed(agent.name, out, code) if event == agent.pre else code == 0
-                why = None if ok else f"exit {code}: {out.strip()[:120]}"
+                why = None if ok else f"exit {code}: {out.strip()[:300]}"
             except (subprocess.TimeoutExpired, ValueError, KeyError, TypeError) as exc:
                 took, ok, why = CALL_TIMEOUT * 1000, False, f"lost: {type(exc).__name__}"
+                code = -1
             with lock:
                 tally.samples.append(took)
                 if ok:
                     tally.answered += 1
-                elif why and why.startswith(("lost", "exit 1", "exit 2: \n")):
+                elif why and (why.startswith("lost") or code not in (0, 2)):
                     tally.lost += 1
                     tally.why[why] = tally.why.get(why, 0) + 1
                 else:
@@ -170,7 +175,7 @@ def main() -> int:
                         "--socket", str(daemon.socket_path)]
                 first = (index * FILES) // args.sessions
                 threads.append(threading.Thread(target=session_loop, args=(
-                    agent, argv, ws, f"soak-{agent.name}-{index}", first, until,
+                    agent, argv, ws, f"soak-{agent.name}-{index}-{uuid.uuid4()}", first, until,
                     tallies[agent.name], lock)))
             bare: list[float] = []
             threads.append(threading.Thread(target=bare_loop, args=(until, bare)))

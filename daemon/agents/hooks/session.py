@@ -48,15 +48,17 @@ def hook_deadline(hook_timeout: float) -> Deadline:
 
 def workspace_of(adapter: Adapter, options: HookOptions, event: HookEvent,
                  recorded: str | None = None) -> str | None:
-    """The session's workspace folder, resolved: --workspace, else the one the session recorded
-    (it keeps it when cwd changes), else the agent's project variable, else the project root
-    the payload names, else the hook's cwd."""
+    """The session's workspace folder, resolved: --workspace (which must exist), else the first
+    existing of: the one the session recorded (it keeps it when cwd changes), the agent's
+    project variable, the project root the payload names, the hook's cwd."""
+    if options.workspace is not None:
+        given = Path(options.workspace)
+        return str(given.resolve()) if given.is_dir() else None
     named = [os.environ.get(name) for name in adapter.project_dir_env]
-    chosen = (options.workspace or recorded or next((n for n in named if n), None)
-              or event.workspace or event.cwd)
-    if not chosen or not Path(chosen).is_dir():
-        return None
-    return str(Path(chosen).resolve())
+    for chosen in (recorded, *named, event.workspace, event.cwd):
+        if chosen and Path(chosen).is_dir():
+            return str(Path(chosen).resolve())
+    return None
 
 
 class HookSession:
@@ -99,10 +101,10 @@ class HookSession:
     def session_id(self, gone: str | None = None) -> str:
         """The daemon session the keeper holds; a new keeper when there is none, or when the
         recorded one is `gone` (another hook call may have replaced it already)."""
-        if self.recorded.session_id and self.recorded.session_id != gone:
+        if self._usable(self.recorded, gone):
             return str(self.recorded.session_id)
         with self.update() as state:
-            if state.session_id and state.session_id != gone:
+            if self._usable(state, gone):
                 return str(state.session_id)
             if self.workspace is None:
                 raise HookFailed(f"no workspace folder (cwd {self.event.cwd!r})")
@@ -115,6 +117,12 @@ class HookSession:
                 self.intent_note = (f"(the new daemon session could not select intent {asked} "
                                     f"again: {info['intent_note']})")
             return str(state.session_id)
+
+    def _usable(self, state: AgentSession, gone: str | None) -> bool:
+        """A recorded daemon session, not gone, of this workspace (a recorded workspace that
+        was removed since leaves its session behind)."""
+        return bool(state.session_id) and state.session_id != gone \
+            and state.workspace == self.workspace
 
     def _start_keeper(self, workspace: str, intent_id: str | None) -> dict[str, Any]:
         waiting = "waiting for the session keeper to start"
