@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,7 @@ from intentd.daemon.cli import main
 from intentd.daemon.client import Client
 from intentd.daemon.engine.stages.intent_gate import GATE_MESSAGE
 from intentd.daemon.testing import DaemonProcess, make_workspace
-from tests.agents.conftest import Person
+from tests.agents.conftest import Person, SilentDaemon
 
 FIXTURES = Path(__file__).parent / "gemini_fixtures"
 SHOWN_WORKSPACE = "/home/me/proj"  # the fixtures' cwd, replaced by the test's workspace
@@ -70,8 +71,8 @@ class Hook:
     """Runs `intentd hook gemini EVENT` in-process, as Gemini runs the command."""
 
     def __init__(self, socket_path: Path, ws: Path, monkeypatch: pytest.MonkeyPatch,
-                 capsys: pytest.CaptureFixture[str]) -> None:
-        self.socket_path, self.ws = socket_path, ws
+                 capsys: pytest.CaptureFixture[str], timeout: float = 30) -> None:
+        self.socket_path, self.ws, self.timeout = socket_path, ws, timeout
         self.monkeypatch, self.capsys = monkeypatch, capsys
         monkeypatch.chdir(ws)  # Gemini runs a hook in the session's cwd
         monkeypatch.setenv("GEMINI_PROJECT_DIR", str(ws))
@@ -80,7 +81,7 @@ class Hook:
         self.monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
         self.capsys.readouterr()
         code = main(["hook", "gemini", event, "--socket", str(self.socket_path),
-                     "--hook-timeout", "30"])
+                     "--hook-timeout", str(self.timeout)])
         captured = self.capsys.readouterr()
         return Answer(code, captured.out, captured.err)
 
@@ -311,3 +312,15 @@ def test_the_intentd_mcp_servers_select_counts_and_its_tools_are_not_gated_twice
              "tool_name": "mcp_intentd2_select_active_intent"}
     assert ADAPTER.map_tool(ADAPTER.event(None, other).tool_name, {"intent_id": "INT-1"},
                             None).select is None
+
+
+def test_a_daemon_that_never_answers_is_a_refusal_before_geminis_timeout(
+        ws: Path, silent: SilentDaemon, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Gemini lets a call through when the hook outlives its timeout: the hook answers first."""
+    hook = Hook(silent.path, ws, monkeypatch, capsys, timeout=4)
+    started = time.monotonic()
+    answer = hook.pre("write_file")
+    elapsed = time.monotonic() - started
+    assert answer.denied is not None and "ran out of its" in answer.denied
+    assert elapsed < 4.0 and silent.connections() >= 1
