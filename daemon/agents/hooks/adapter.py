@@ -6,7 +6,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -123,6 +122,8 @@ class Adapter:
 
 def derived_call_key(tool_name: Any, tool_input: Any) -> str:
     """A call's key when the agent gives it no id: the same call gives the same key."""
+    import hashlib  # here: most agents send an id, and the import costs every hook call ~3 ms
+
     call = json.dumps([tool_name, tool_input], sort_keys=True, default=str)
     return "call-" + hashlib.sha256(call.encode()).hexdigest()[:24]
 

@@ -12,7 +12,6 @@ import json
 import os
 import select
 import signal
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -38,6 +37,8 @@ def start_keeper(agent: str, socket_path: Path | None, workspace: str, state_pat
                  intent_id: str | None, timeout: float = START_TIMEOUT) -> dict[str, Any]:
     """Start a keeper and wait up to `timeout` s for its first line: {"session_id", "pid",
     "intent_id", and "intent_note" when `intent_id` could not be selected again}."""
+    import subprocess  # here: only a session's first hook call starts a keeper
+
     command = [sys.executable, "-m", "intentd.daemon.agents.hooks.keeper", "--agent", agent,
                "--workspace", workspace, "--state", str(state_path)]
     if socket_path is not None:

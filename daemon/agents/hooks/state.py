@@ -7,7 +7,6 @@
 from __future__ import annotations
 
 import fcntl
-import hashlib
 import json
 import os
 import re
@@ -61,6 +60,8 @@ def file_name(key: str) -> str:
     """A safe file name for the agent's session id (often a UUID, but it is untrusted input)."""
     if re.fullmatch(r"[A-Za-z0-9_-]{1,100}", key):
         return f"{key}.json"
+    import hashlib  # here: session ids are almost always safe names already
+
     return f"sha-{hashlib.sha256(key.encode()).hexdigest()[:32]}.json"
 
 
