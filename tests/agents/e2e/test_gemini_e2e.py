@@ -82,7 +82,8 @@ def test_gemini_refused_then_selects_then_its_write_waits_for_a_person_and_lands
                   call("run_shell_command", command="intentd hook select INT-1",
                        description="Select the intent")]),
             Turn([call("write_file", file_path="src/feature.py", content="FEATURE = True\n")]),
-            Turn([call("read_file", file_path="src/app.py")]),
+            Turn([call("read_file", file_path="src/app.py"),  # two calls in one turn
+                  call("list_directory", dir_path="src")]),
             Turn([call("replace", file_path="src/app.py", old_string="'hello'",
                        new_string="'hello, world'", instruction="Greet the world")]),
             Turn([text("The feature flag is in src/feature.py.")]),
@@ -96,8 +97,8 @@ def test_gemini_refused_then_selects_then_its_write_waits_for_a_person_and_lands
     elapsed = time.monotonic() - started
     assert done.returncode == 0, done.stderr[-3000:]
     assert [r["name"] for r in results] == ["write_file", "run_shell_command", "write_file",
-                                           "read_file", "replace"]
-    refused, selected, written, read, edited = (r["response"] for r in results)
+                                           "read_file", "list_directory", "replace"]
+    refused, selected, written, read, listed, edited = (r["response"] for r in results)
     # 1. the gate refused the write, and the model was told how to select
     assert refused["error"].startswith("Tool execution blocked: intentd (intent_gate)")
     assert GATE_MESSAGE in refused["error"] and "intentd hook select <INTENT_ID>" in refused["error"]
@@ -110,7 +111,7 @@ def test_gemini_refused_then_selects_then_its_write_waits_for_a_person_and_lands
     tools = [(request["tool"], before) for request, before in person.seen]
     assert tools == [("write_to_file", None), ("replace_in_file", APP)]
     assert "error" not in written and feature.read_text() == "FEATURE = True\n"
-    assert "error" not in read and "error" not in edited
+    assert "error" not in read and "error" not in listed and "error" not in edited
     assert (ws / "src" / "app.py").read_text() == APP.replace("'hello'", "'hello, world'")
     # 4. the ledger names the agent, the intent and the person, with each receipt
     entries = [e for e in ledger(daemon, ws)
@@ -123,6 +124,10 @@ def test_gemini_refused_then_selects_then_its_write_waits_for_a_person_and_lands
     for entry in landed:
         assert entry["intent"]["intent_id"] == "INT-1" and entry["approved_by"] == "person"
         assert entry["receipt"]["result"] == "success"
+    reads = [e for e in ledger(daemon, ws)
+             if e.get("intent", {}).get("tool") in ("read_file", "list_files")]
+    assert sorted(e["intent"]["tool"] for e in reads) == ["list_files", "read_file"]
+    assert all(e.get("receipt", {}).get("result") == "success" for e in reads), reads
     print(f"gemini e2e: {elapsed:.1f} s for one gemini -p run of 6 model turns")
 
 
