@@ -377,3 +377,19 @@ def test_a_command_that_wrote_outside_the_scope_is_undone_and_the_model_told(
     report = hook.call("cli/PostToolUse-run_commands", "call_x", commands=[sneaky])
     assert report.goes_on and "notes.txt" in report.context
     assert not (hook.ws / "notes.txt").exists()
+
+
+def test_the_documented_payloads_after_an_intent_is_selected(hook: Hook, daemon: DaemonProcess,
+                                                             person: Person) -> None:
+    config = hook.ws / "src" / "config.ts"
+    assert hook.call("docs/PreToolUse-execute_command", command=SELECT).goes_on
+    write = hook.call("docs/PreToolUse-write_to_file", content="export const port = 3000\n")
+    assert write.goes_on, write.cancelled  # src/config.ts is in INT-1's scope: a person said yes
+    config.write_text("export const port = 3000\n")
+    assert hook.call("docs/PreToolUse-read_file", path="src/config.ts").goes_on
+    edit = hook.call("docs/PreToolUse-replace_in_file")
+    assert edit.goes_on, edit.cancelled
+    assert hook.call("docs/PreToolUse-execute_command").goes_on
+    assert [seen["tool"] for seen in person.seen] == ["write_to_file", "replace_in_file",
+                                                      "execute_command"]
+    assert "+export const port = 8080" in str(person.seen[1]["diff"])
