@@ -324,3 +324,18 @@ def test_a_daemon_that_never_answers_is_a_refusal_before_geminis_timeout(
     elapsed = time.monotonic() - started
     assert answer.denied is not None and "ran out of its" in answer.denied
     assert elapsed < 4.0 and silent.connections() >= 1
+
+
+def test_a_command_that_wrote_outside_the_scope_is_undone_and_gemini_is_told(
+        hook: Hook, person: Person) -> None:
+    assert hook.select().allowed
+    command = "python3 -c \"open('docs/leak.md', 'w').write('x')\""
+    assert hook.pre("run_shell_command", command=command).allowed  # a person said yes
+    (hook.ws / "docs").mkdir()
+    (hook.ws / "docs" / "leak.md").write_text("x")  # what Gemini's shell did
+    told = hook.post("run_shell_command", command=command)
+    # appended to the tool's result by Gemini (inside <hook_context>)
+    output = told.json["hookSpecificOutput"]
+    assert told.code == 0 and output["hookEventName"] == "AfterTool"
+    assert "docs/leak.md" in output["additionalContext"]
+    assert not (hook.ws / "docs" / "leak.md").exists()
