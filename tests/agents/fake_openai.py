@@ -54,6 +54,19 @@ def function_call(name: str, call_id: str | None = None, **args: Any) -> dict[st
             "arguments": json.dumps(args)}
 
 
+def namespaced_call(namespace: str, name: str, call_id: str | None = None,
+                    **args: Any) -> dict[str, Any]:
+    """A call of a tool a `tool_search` exposed: MCP tools come as namespace `mcp__SERVER`."""
+    return {**function_call(name, call_id, **args), "namespace": namespace}
+
+
+def tool_search_call(query: str, call_id: str | None = None) -> dict[str, Any]:
+    """Codex's client-side tool search (MCP tools are deferred until one finds them)."""
+    return {"type": "tool_search_call", "id": f"ts_{next(_ids)}", "status": "completed",
+            "call_id": call_id or f"call_{next(_ids)}", "execution": "client",
+            "arguments": {"query": query}}
+
+
 def custom_tool_call(name: str, text: str, call_id: str | None = None) -> dict[str, Any]:
     """A freeform tool call (the grammar-constrained `apply_patch` is one)."""
     return {"type": "custom_tool_call", "id": f"ctc_{next(_ids)}", "status": "completed",

@@ -113,7 +113,8 @@ def test_every_fixture_is_read_as_codex_sent_it(ws: Path) -> None:
         "post_apply_patch_update": "post_tool", "post_bash_read": "post_tool",
         "post_bash_write": "post_tool", "pre_apply_patch_add": "pre_tool",
         "pre_apply_patch_update": "pre_tool", "pre_bash_read": "pre_tool",
-        "pre_bash_write": "pre_tool", "pre_mcp": "pre_tool", "session_start": "session_start",
+        "pre_bash_write": "pre_tool", "pre_mcp": "pre_tool", "pre_mcp_select": "pre_tool",
+        "session_start": "session_start",
         "session_end": "session_end"}
     ok = ADAPTER.event(None, fixture("post_apply_patch_update", ws))
     assert ok.ok and "Success. Updated the following files" in ok.output
@@ -146,6 +147,8 @@ def test_codex_tools_map_onto_the_pipeline(ws: Path, monkeypatch: pytest.MonkeyP
     assert (heredoc.tool, heredoc.args) == ("execute_command", {"command": "rm -- app.py",
                                                                 "cwd": "src"})
     assert ADAPTER.map_tool("Bash", {"command": "intentd hook select INT-1"}, None).select == "INT-1"
+    selected = ADAPTER.event(None, fixture("pre_mcp_select", ws))  # intentd's MCP server
+    assert ADAPTER.map_tool(selected.tool_name, selected.tool_input, None).select == "INT-1"
     assert ADAPTER.map_tool("update_plan", {"plan": []}, None).tool is None
     assert ADAPTER.map_tool("write_stdin", {"session_id": 1, "chars": "rm -rf /\n"},
                             None).tool == "mcp__codex__write_stdin"  # unknown: destructive
@@ -288,3 +291,11 @@ def test_a_command_run_in_a_sub_folder_keeps_the_sessions_workspace(hook: Hook) 
     answer = hook(payload)
     assert answer.denied is not None and GATE_MESSAGE in answer.denied
     assert StateFile("codex", payload["session_id"]).read().workspace == str(hook.ws)
+
+
+def test_selecting_through_intentds_mcp_server_selects_for_the_hooks_too(
+        hook: Hook, person: Person) -> None:
+    assert hook.pre("pre_mcp_select", use_id="call_s").allowed
+    assert hook.pre("pre_bash_read", use_id="call_r").allowed
+    answer = hook.pre("pre_apply_patch_update", use_id="call_e")
+    assert answer.allowed, answer.denied  # not refused by the intent gate any more

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -31,7 +32,9 @@ from tests.agents.fake_openai import (
     custom_tool_call,
     function_call,
     message,
+    namespaced_call,
     provider_config,
+    tool_search_call,
 )
 
 MODEL = "gpt-5.5"  # a model Codex knows: its tools include the freeform apply_patch
@@ -181,3 +184,58 @@ def test_parallel_calls_of_one_turn_are_each_gated(codex: Path, daemon: DaemonPr
     entries = ledger(daemon, ws)
     assert len({e["intent"]["session"] for e in entries}) == 1  # one daemon session
     assert {e["intent"]["tool"] for e in entries} >= {"read_file", "write_to_file"}
+
+
+class McpModel:
+    """A scripted model that finds intentd's MCP tools with Codex's tool_search (Codex starts
+    MCP servers in the background, so it searches again until they are there), selects the
+    intent through the server, then writes."""
+
+    def __init__(self) -> None:
+        self.steps = 0
+        self.namespace: str | None = None
+
+    def __call__(self, body: dict[str, Any]) -> Reply:
+        self.steps += 1
+        for item in body.get("input") or []:
+            if item.get("type") == "tool_search_output" and item.get("tools"):
+                self.namespace = item["tools"][0]["name"]
+        if self.namespace is None:
+            if self.steps > 40:
+                return Reply([message("intentd's MCP tools never appeared")])
+            if self.steps % 2:
+                return Reply([function_call("exec_command", cmd="sleep 1")])
+            return Reply([tool_search_call("select_active_intent intent")])
+        done = {item.get("call_id") for item in body.get("input") or []}
+        if "call_select" not in done:
+            return Reply([namespaced_call(self.namespace, "select_active_intent",
+                                          call_id="call_select", intent_id="INT-1")])
+        if "call_write" not in done:
+            return Reply([custom_tool_call("apply_patch", PATCH, call_id="call_write")])
+        return Reply([message("done")])
+
+
+def test_codex_selects_through_intentds_mcp_server(codex: Path, daemon: DaemonProcess,
+                                                   tmp_path: Path) -> None:
+    ws = make_workspace(tmp_path / "proj", files={"src/app.py": "x = 1\n"})
+    subprocess.run(["git", "init", "-q", str(ws)], check=True)
+    assert main(["hook", "install", "codex", "--user", "--socket", str(daemon.socket_path)]) == 0
+    subprocess.run([str(codex), "mcp", "add", "intentd", "--", sys.executable, "-m",
+                    "intentd.daemon.cli", "mcp", "--workspace", str(ws), "--socket",
+                    str(daemon.socket_path)], check=True, capture_output=True, timeout=60)
+    model = McpModel()
+    person = Person(daemon.socket_path)
+    try:
+        with FakeResponsesAPI([model] * 50) as api:
+            done = run_codex(codex, api, ws)
+    finally:
+        person.close()
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert model.namespace == "mcp__intentd", "intentd's MCP tools never appeared"
+    outputs = api.tool_outputs()
+    assert "<intent_context>" in outputs["call_select"]  # the server answered the selection
+    assert "Success" in outputs["call_write"]  # and the hook's session had it selected too
+    assert (ws / "src" / "feature.py").read_text() == "FEATURE = True\n"
+    (written,) = [e for e in ledger(daemon, ws) if e["intent"]["tool"] == "write_to_file"]
+    assert written["intent"]["agent"] == "codex" and written["intent"]["intent_id"] == "INT-1"
+    assert written["approved_by"] == "person"
