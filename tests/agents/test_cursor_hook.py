@@ -152,3 +152,13 @@ def test_no_daemon_blocks_in_cursors_convention(ws: Path, short_dir: Path,
     assert permission(hook, cursor.before_read(ws, ws / "README.md", "# r\n"))[0] == "deny"
     broken = hook(b"{not json")
     assert broken.code == 2 and broken.out["permission"] == "deny" and broken.err
+
+
+def test_the_event_the_command_was_installed_for_decides(hook: HookRunner, ws: Path) -> None:
+    """An input without its event name, or with another, is still judged by the gate it was
+    sent to: never waved through as an event intentd does not know."""
+    payload = cursor.before_shell(ws, "rm -rf src")
+    del payload["hook_event_name"]
+    assert hook(payload, "beforeShellExecution").out["permission"] == "deny"
+    renamed = {**cursor.before_shell(ws, "rm -rf src"), "hook_event_name": "afterFileEdit"}
+    assert hook(renamed, "beforeShellExecution").out["permission"] == "deny"

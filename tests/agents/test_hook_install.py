@@ -96,7 +96,8 @@ def test_user_level_goes_to_the_home_folder(home: Path) -> None:
     document = json.loads((home / ".cursor" / "hooks.json").read_text())
     assert document["version"] == 1
     gates = document["hooks"]["beforeShellExecution"]
-    assert gates == [{"command": "intentd hook cursor", "timeout": 60, "failClosed": True}]
+    assert gates == [{"command": "intentd hook cursor beforeShellExecution", "timeout": 60,
+                      "failClosed": True}]
 
 
 def test_dry_run_prints_and_writes_nothing(ws: Path, home: Path,

@@ -78,7 +78,8 @@ class CursorAdapter(Adapter):
     def event(self, hook_event: str | None, payload: Any) -> HookEvent:
         if not isinstance(payload, dict):
             raise HookInputError("the hook input is not a JSON object")
-        name = str(payload.get("hook_event_name") or hook_event or "")
+        # the event the command was installed for wins: a gate's input is judged as a gate's
+        name = str(hook_event or payload.get("hook_event_name") or "")
         roots = payload.get("workspace_roots")
         root = roots[0] if isinstance(roots, list) and roots and isinstance(roots[0], str) else None
         common: dict[str, Any] = {

@@ -22,14 +22,14 @@ def hooks_path(scope: Scope) -> Path:
 
 
 def entries(command: HookCommand) -> dict[str, list[Any]]:
-    """Gates block when the hook fails (`failClosed`); reports and the handshake do not."""
-    line = command.line(AGENT)
-    wired: dict[str, list[Any]] = {"sessionStart": [{"command": line, "timeout": TIMEOUT}]}
-    for event in GATES:
-        wired[event] = [{"command": line, "timeout": TIMEOUT, "failClosed": True}]
-    for event in REPORTS:
-        wired[event] = [{"command": line, "timeout": TIMEOUT}]
-    wired["sessionEnd"] = [{"command": line, "timeout": TIMEOUT}]
+    """Gates block when the hook fails (`failClosed`); reports and the handshake do not. Each
+    command names its event, so a gate stays a gate even if an input ever lacked the name."""
+    wired: dict[str, list[Any]] = {}
+    for event in ("sessionStart", *GATES, *REPORTS, "sessionEnd"):
+        entry: dict[str, Any] = {"command": command.line(AGENT, event), "timeout": TIMEOUT}
+        if event in GATES:
+            entry["failClosed"] = True
+        wired[event] = [entry]
     return wired
 
 
