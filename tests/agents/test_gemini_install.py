@@ -116,6 +116,16 @@ def test_inspect_reports_settings_that_switch_intentd_off(ws: Path, home: Path) 
     assert wiring.wired
     assert any("enabled" in p for p in wiring.problems)
     assert any("intentd-gate" in p for p in wiring.problems)
+    # Gemini's timeout shorter than the hook's own deadline: Gemini would kill it and go on
+    document = parse(path.read_text(), True).value
+    del document["hooksConfig"]
+    ours(document)["BeforeTool"][0]["timeout"] = 60_000
+    path.write_text(json.dumps(document))
+    (wiring,) = INSTALLER.inspect(scope)
+    assert wiring.wired and len(wiring.problems) == 1 and "60000 ms" in wiring.problems[0]
+    del ours(document)["BeforeTool"][0]["timeout"]  # Gemini's default: 60 s
+    path.write_text(json.dumps(document))
+    assert "60000 ms" in INSTALLER.inspect(scope)[0].problems[0]
     path.write_text(json.dumps({"hooks": {"BeforeTool": "nope"}}))
     assert INSTALLER.inspect(scope)[0].problems
 

@@ -15,16 +15,18 @@ Gemini runs no hooks at all with `hooksConfig.enabled: false`, skips a hook whos
 from __future__ import annotations
 
 import os
+import shlex
 from pathlib import Path
 from typing import Any
 
-from intentd.daemon.agents.hooks.install import HookCommand, Scope
+from intentd.daemon.agents.hooks.install import HookCommand, Scope, is_intentd_hook
 from intentd.daemon.agents.hooks.json_hooks import JsonHooksInstaller
 
 AGENT = "gemini"
 GATE_TIMEOUT = 120          # seconds Gemini gives BeforeTool; the hook's deadline matches it
 APPROVAL_TIMEOUT = 110      # of those, how long a person has to answer
 QUICK_TIMEOUT = 30          # the other events wait for no person
+DEFAULT_TIMEOUT_MS = 60_000  # Gemini's, for an entry that names none
 GUARD = ' || { echo "intentd: the hook could not run; the call is refused" >&2; exit 2; }'
 NAMES = {"SessionStart": "intentd-handshake", "BeforeTool": "intentd-gate",
          "AfterTool": "intentd-report", "SessionEnd": "intentd-session-end"}
@@ -60,8 +62,9 @@ def entries(command: HookCommand) -> dict[str, list[Any]]:
 
 
 def validate(document: dict[str, Any]) -> list[str]:
-    """Settings that would keep Gemini from running intentd's hooks."""
-    problems: list[str] = []
+    """Settings that would keep Gemini from running intentd's hooks, or would let Gemini kill
+    the gate before it answers (Gemini then lets the call through)."""
+    problems = [*short_timeouts(document)]
     config = document.get("hooksConfig")
     if not isinstance(config, dict):
         return problems
@@ -74,6 +77,40 @@ def validate(document: dict[str, Any]) -> list[str]:
             problems.append(f'"hooksConfig.disabled" turns off {", ".join(off)}')
     return problems
 
+
+def short_timeouts(document: dict[str, Any]) -> list[str]:
+    """intentd's BeforeTool hooks whose `timeout` (ms) is shorter than the `--hook-timeout`
+    (s) of their command: Gemini would kill the hook before its answer, and run the call."""
+    hooks = document.get("hooks")
+    groups = hooks.get("BeforeTool") if isinstance(hooks, dict) else None
+    found: list[str] = []
+    for group in groups if isinstance(groups, list) else []:
+        for hook in group.get("hooks", []) if isinstance(group, dict) else []:
+            if not isinstance(hook, dict) or not is_intentd_hook(hook.get("command"), AGENT):
+                continue
+            seconds = hook_timeout(str(hook["command"]))
+            timeout = hook.get("timeout", DEFAULT_TIMEOUT_MS)
+            if seconds is not None and (not isinstance(timeout, (int, float))
+                                        or timeout < seconds * 1000):
+                found.append(f"BeforeTool: Gemini's timeout ({timeout!r} ms) is shorter than "
+                             f"the hook's --hook-timeout {seconds:g} s: a slow answer would "
+                             "let the call through; make them equal")
+    return found
+
+
+def hook_timeout(command: str) -> float | None:
+    """The `--hook-timeout` of an intentd hook command line, in seconds."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    for flag, value in zip(words, words[1:], strict=False):
+        if flag == "--hook-timeout":
+            try:
+                return float(value)
+            except ValueError:
+                return None
+    return None
 
 # Gemini reads settings.json with // and /* */ comments: they are kept as written
 INSTALLER = JsonHooksInstaller(AGENT, settings_path, entries, validate=validate, comments=True)
