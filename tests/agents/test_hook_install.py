@@ -105,7 +105,7 @@ def test_dry_run_prints_and_writes_nothing(ws: Path, home: Path,
     assert run("install", "claude-code", "--workspace", str(ws), "--dry-run",
                "--command", "intentd", "--socket", "/run/user/1000/intentd/intentd.sock") == 0
     out = capsys.readouterr().out
-    assert "intentd hook claude-code --socket /run/user/1000/intentd/intentd.sock" in out
+    assert "intentd hook claude-code PreToolUse --socket /run/user/1000/intentd/intentd.sock" in out
     assert not (ws / ".claude").exists()
 
 

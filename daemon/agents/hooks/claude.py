@@ -45,7 +45,8 @@ class ClaudeCodeAdapter(Adapter):
     def event(self, hook_event: str | None, payload: Any) -> HookEvent:
         if not isinstance(payload, dict):
             raise HookInputError("the hook input is not a JSON object")
-        name = str(payload.get("hook_event_name") or hook_event or "")
+        # the event the command was installed for wins (older settings name none)
+        name = str(hook_event or payload.get("hook_event_name") or "")
         kind = EVENTS.get(name, "other")
         failed = name == "PostToolUseFailure"
         response = payload.get("tool_response", payload.get("error"))

@@ -19,18 +19,19 @@ def settings_path(scope: Scope) -> Path:
 def command_entries(command: HookCommand) -> dict[str, list[Any]]:
     """One command for every event; PreToolUse blocks when the hook itself fails (Claude Code
     2.1.295 and later: `onFailure`; earlier versions ignore the key)."""
-    line = command.line(AGENT)
-
-    def hook(**extra: Any) -> dict[str, Any]:
-        return {"type": "command", "command": line, **extra}
+    def hook(event: str, **extra: Any) -> dict[str, Any]:
+        # the event word: the input's hook_event_name is then never the only thing that
+        # makes a PreToolUse a gate
+        return {"type": "command", "command": command.line(AGENT, event), **extra}
 
     every = {"matcher": "*"}
     return {
-        "SessionStart": [{"hooks": [hook()]}],
-        "PreToolUse": [{**every, "hooks": [hook(timeout=HOOK_TIMEOUT, onFailure="block")]}],
-        "PostToolUse": [{**every, "hooks": [hook()]}],
-        "PostToolUseFailure": [{**every, "hooks": [hook()]}],
-        "SessionEnd": [{"hooks": [hook()]}],
+        "SessionStart": [{"hooks": [hook("SessionStart")]}],
+        "PreToolUse": [{**every, "hooks": [hook("PreToolUse", timeout=HOOK_TIMEOUT,
+                                                onFailure="block")]}],
+        "PostToolUse": [{**every, "hooks": [hook("PostToolUse")]}],
+        "PostToolUseFailure": [{**every, "hooks": [hook("PostToolUseFailure")]}],
+        "SessionEnd": [{"hooks": [hook("SessionEnd")]}],
     }
 
 
