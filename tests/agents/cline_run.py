@@ -3,7 +3,8 @@
 `cline "PROMPT"` runs one task and exits, with tool auto-approval on by default. The provider
 is written the way `cline auth -p openai -b URL` writes it ("openai-compatible" in
 `~/.cline/data/settings/providers.json`). CLINE_SESSION_BACKEND_MODE=local keeps the session in
-this process: by default the CLI starts a background hub daemon that outlives the run.
+this process: by default the CLI starts a background hub daemon that outlives the run (and runs
+the hooks there); a test of that mode stops it with `cline hub stop`.
 """
 
 from __future__ import annotations
@@ -33,8 +34,9 @@ def write_provider(home: Path, base_url: str, model: str) -> None:
 def cline_env(home: Path, **extra: str) -> dict[str, str]:
     env = {key: value for key, value in os.environ.items()
            if not key.startswith(("CLINE_", "OPENAI_", "ANTHROPIC_"))}
-    env.update(HOME=str(home), CLINE_SESSION_BACKEND_MODE="local", CLINE_NO_AUTO_UPDATE="1",
-               NO_COLOR="1", **extra)
+    env.update({"HOME": str(home), "CLINE_SESSION_BACKEND_MODE": "local",
+                "CLINE_NO_AUTO_UPDATE": "1", "NO_COLOR": "1"})
+    env.update(extra)
     return env
 
 

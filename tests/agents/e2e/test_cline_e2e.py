@@ -53,10 +53,11 @@ def ws(tmp_path: Path) -> Path:
     return folder
 
 
-def run_cline(program: Path, home: Path, ws: Path, prompt: str,
-              *options: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(command(program, MODEL, prompt, "--json", *options), cwd=ws,
-                          env=cline_env(home, XDG_STATE_HOME=os.environ["XDG_STATE_HOME"]),
+def run_cline(program: Path, home: Path, ws: Path, prompt: str, *options: str,
+              backend: str = "local") -> subprocess.CompletedProcess[str]:
+    env = cline_env(home, XDG_STATE_HOME=os.environ["XDG_STATE_HOME"],
+                    CLINE_SESSION_BACKEND_MODE=backend)
+    return subprocess.run(command(program, MODEL, prompt, "--json", *options), cwd=ws, env=env,
                           capture_output=True, text=True, timeout=RUN_TIMEOUT,
                           stdin=subprocess.DEVNULL)
 
@@ -161,3 +162,25 @@ def test_a_hook_that_cannot_even_start_still_refuses(cline: Path, home: Path, ws
     assert done.returncode == 0, done.stderr[-3000:]
     assert events(done)[-1]["type"] == "run_aborted"
     assert not (ws / "src" / "feature.py").exists()
+
+
+def test_in_the_hub_cline_starts_by_default_the_gate_holds_too(cline: Path, home: Path, ws: Path,
+                                                                daemon: DaemonProcess) -> None:
+    """By default the CLI runs the session in a background hub process, which runs the hooks."""
+    assert main(["hook", "install", "cline", "--workspace", str(ws),
+                 "--socket", str(daemon.socket_path)]) == 0
+    try:
+        with FakeChatAPI([
+            Reply("", [tool_call("run_commands", "call_c", commands=["echo no > src/x.py"])]),
+            Reply("could not"),
+        ]) as api:
+            write_provider(home, api.url, MODEL)
+            done = run_cline(cline, home, ws, "Write x", backend="hub")
+    finally:
+        subprocess.run([str(cline), "hub", "stop"], cwd=ws, env=cline_env(home),
+                       capture_output=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert events(done)[-1]["type"] == "run_aborted" and len(api.requests) == 1
+    assert not (ws / "src" / "x.py").exists()
+    refused = [e for e in ledger(daemon, ws) if e["intent"]["tool"] == "execute_command"]
+    assert refused[0]["decision"] == "deny" and refused[0]["intent"]["agent"] == "cline"
