@@ -45,6 +45,44 @@ class Intent(Message):
     extra: dict[str, Any] = field(default_factory=dict, metadata=OMIT_EMPTY)
 
 
+# -- a call ------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Decision(Message):
+    decision: str  # allow | ask | deny
+    stage: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class ToolOutput(Message):
+    """What a tool gave back, for the agent (a refusal: ok false, the reason as output)."""
+
+    ok: bool
+    output: str
+    data: dict[str, Any] = field(default_factory=dict, metadata=OMIT_EMPTY)
+
+
+@dataclass(frozen=True)
+class CallAnswer(Message):
+    """`tools/call`'s answer; `tools/authorize`'s has no `result` (the client runs the tool)."""
+
+    call_id: str
+    decision: str  # allow | deny (tools/authorize: also ask, for the agent's own prompt)
+    stage: str
+    reason: str
+    result: ToolOutput | None = field(default=None, metadata=OMIT_EMPTY)
+    checkpoint_id: str | None = None
+    approved_by: str | None = None  # auto | person | grant ID | ...
+    feedback: str | None = None  # what the person said with their answer
+
+
+@dataclass(frozen=True)
+class IntentSelected(Message):
+    decision: Decision
+    context: str | None  # the intent's context for the agent, when selected
+
+
 # -- approvals ---------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -314,6 +352,9 @@ class IntentsError(Message):
 # -- which method answers with which shape -----------------------------------------------------
 
 RESULTS: dict[str, type[Shape]] = {
+    protocol.TOOLS_CALL: CallAnswer,
+    protocol.TOOLS_AUTHORIZE: CallAnswer,
+    protocol.INTENTS_SELECT: IntentSelected,
     protocol.SESSIONS_OPEN: SessionOpened,
     protocol.SESSIONS_LIST: SessionsList,
     protocol.WORKSPACES_LIST: WorkspacesList,

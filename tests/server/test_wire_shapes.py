@@ -47,10 +47,15 @@ def test_answers_are_the_declared_shapes(connect: Connect, workspace: Path) -> N
     calls = {protocol.SESSIONS_LIST: {}, protocol.WORKSPACES_LIST: {},
              protocol.INTENTS_LIST: {"workspace": root}, protocol.APPROVALS_LIST: {},
              protocol.CHECKPOINTS_LIST: {"workspace": root}}
-    client.call(protocol.TOOLS_CALL, {"session_id": session_id, "tool": "write_to_file",
-                                      "args": {"path": "src/new.py", "content": "x = 1\n"},
-                                      "approval_timeout": 0.1})
-    answers = {method: client.call(method, params) for method, params in calls.items()}
+    answers = {protocol.TOOLS_CALL: client.call(protocol.TOOLS_CALL, {
+        "session_id": session_id, "tool": "write_to_file", "approval_timeout": 0.1,
+        "args": {"path": "src/new.py", "content": "x = 1\n"}})}
+    assert answers[protocol.TOOLS_CALL]["result"]["ok"] is False  # nobody approved it in time
+    answers[protocol.TOOLS_AUTHORIZE] = client.call(protocol.TOOLS_AUTHORIZE, {
+        "session_id": session_id, "tool": "read_file", "args": {"path": "src/app.py"}})
+    answers[protocol.INTENTS_SELECT] = client.call(protocol.INTENTS_SELECT, {
+        "session_id": session_id, "intent_id": "INT-1"})
+    answers.update({method: client.call(method, params) for method, params in calls.items()})
     assert answers[protocol.SESSIONS_LIST]["sessions"][0]["intent_id"] == "INT-1"
     assert answers[protocol.INTENTS_LIST]["intents"][0]["selectable"] is True
     for method, answer in answers.items():

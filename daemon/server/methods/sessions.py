@@ -79,9 +79,10 @@ def register(table: MethodTable, core: DaemonCore) -> None:
         session = core.session(params)
         answer = await call_tool(core, session, "select_active_intent",
                                  {"intent_id": params.text("intent_id")}, None, None)
-        result = answer.get("result") or {}
-        return {"decision": {k: answer[k] for k in ("decision", "stage", "reason")},
-                "context": result.get("output") if answer["decision"] == "allow" else None}
+        selected = answer.decision == "allow" and answer.result is not None
+        return m.IntentSelected(
+            decision=m.Decision(decision=answer.decision, stage=answer.stage, reason=answer.reason),
+            context=answer.result.output if selected and answer.result else None).to_json()
 
     def _record_agent(conn: Any, params: Params, label: str) -> m.AgentProcessNote:
         """The agent process this client works for: its tree is the agent's from now on."""
