@@ -1,7 +1,11 @@
 """The wire protocol: JSON-RPC 2.0 over a Unix socket, one JSON object per line.
 
-This module is pure (no I/O beyond path lookup) and is the only part of the daemon the
-desktop app imports. docs/protocol.md documents every method, result and error.
+This package is pure (no I/O beyond path lookup) and is the only part of the daemon the
+desktop app imports. Here: the method and notification names, who may call each
+(METHOD_SIDES), the error codes, the client's checks of the socket, and message framing.
+`messages` declares the typed shapes of results and notifications (decoded by `codec`), and
+`doc` renders docs/protocol.md's tables from all of it; the document describes every method,
+result and error.
 """
 
 from __future__ import annotations
