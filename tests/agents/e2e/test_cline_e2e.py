@@ -133,9 +133,14 @@ def test_cline_refused_then_selects_then_its_write_waits_for_a_person_and_lands(
 
 
 def test_with_the_daemon_gone_cline_cannot_write(cline: Path, home: Path, ws: Path,
-                                                 short_dir: Path) -> None:
-    assert main(["hook", "install", "cline", "--workspace", str(ws), "--socket",
+                                                 short_dir: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Installed for the user this time (~/Documents/Cline/Hooks, which the CLI reads too)."""
+    monkeypatch.setenv("HOME", str(home))
+    assert main(["hook", "install", "cline", "--user", "--socket",
                  str(short_dir / "gone.sock")]) == 0
+    assert (home / "Documents" / "Cline" / "Hooks" / "PreToolUse").is_file()
+    assert not (ws / ".clinerules").exists()
     with FakeChatAPI([
         Reply("", [tool_call("run_commands", "call_c", commands=["echo no > src/x.py"])]),
         Reply("could not"),
