@@ -62,8 +62,8 @@ class Hook:
     """Runs `intentd hook codex EVENT` in-process as Codex runs the command: JSON in, answer out."""
 
     def __init__(self, socket_path: Path, ws: Path, monkeypatch: pytest.MonkeyPatch,
-                 capsys: pytest.CaptureFixture[str]) -> None:
-        self.socket_path, self.ws = socket_path, ws
+                 capsys: pytest.CaptureFixture[str], *options: str) -> None:
+        self.socket_path, self.ws, self.options = socket_path, ws, options
         self.monkeypatch, self.capsys = monkeypatch, capsys
         monkeypatch.chdir(ws)  # Codex runs a hook in the session's cwd
 
@@ -71,7 +71,7 @@ class Hook:
         self.monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
         self.capsys.readouterr()
         code = main(["hook", "codex", event, "--socket", str(self.socket_path),
-                     "--hook-timeout", "30"])
+                     "--hook-timeout", "30", *self.options])
         captured = self.capsys.readouterr()
         return Answer(code, captured.out, captured.err)
 
@@ -299,3 +299,19 @@ def test_selecting_through_intentds_mcp_server_selects_for_the_hooks_too(
     assert hook.pre("pre_bash_read", use_id="call_r").allowed
     answer = hook.pre("pre_apply_patch_update", use_id="call_e")
     assert answer.allowed, answer.denied  # not refused by the intent gate any more
+
+
+def test_with_nobody_to_approve_a_write_waits_then_is_refused(
+        daemon: DaemonProcess, ws: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    import time
+
+    hook = Hook(daemon.socket_path, ws, monkeypatch, capsys, "--approval-timeout", "2")
+    assert hook.pre("pre_bash_read", use_id="call_s", command="intentd hook select INT-1").allowed
+    assert hook.pre("pre_bash_read", use_id="call_r").allowed
+    started = time.monotonic()
+    answer = hook.pre("pre_apply_patch_update", use_id="call_e")
+    waited = time.monotonic() - started
+    assert answer.denied is not None, answer.out
+    assert 2 <= waited < 15  # it waited in the queue for the approval timeout, then stopped
+    assert "no person answered within 2 s" in answer.denied
