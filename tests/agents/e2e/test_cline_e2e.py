@@ -189,3 +189,33 @@ def test_in_the_hub_cline_starts_by_default_the_gate_holds_too(cline: Path, home
     assert not (ws / "src" / "x.py").exists()
     refused = [e for e in ledger(daemon, ws) if e["intent"]["tool"] == "execute_command"]
     assert refused[0]["decision"] == "deny" and refused[0]["intent"]["agent"] == "cline"
+
+
+def test_a_turn_of_several_calls_is_asked_about_call_by_call_before_any_runs(
+        cline: Path, home: Path, ws: Path, daemon: DaemonProcess) -> None:
+    """Cline runs every PreToolUse of a turn before it runs any of its tools: the selection, a
+    read and an edit of the same file in one turn still go through in that order."""
+    assert main(["hook", "install", "cline", "--workspace", str(ws),
+                 "--socket", str(daemon.socket_path)]) == 0
+    app = str(ws / "src" / "app.py")
+    person = Person(daemon.socket_path)
+    try:
+        with FakeChatAPI([
+            Reply("", [tool_call("run_commands", "call_s", commands=["intentd hook select INT-1"]),
+                       tool_call("read_files", "call_r", files=[{"path": app}]),
+                       tool_call("editor", "call_e", path=app, old_text="x = 1",
+                                 new_text="x = 2")]),
+            Reply("Done."),
+        ]) as api:
+            write_provider(home, api.url, MODEL)
+            done = run_cline(cline, home, ws, "Set x to 2")
+    finally:
+        person.close()
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert events(done)[-1]["type"] == "run_result"
+    assert [seen["tool"] for seen in person.seen] == ["replace_in_file"]
+    assert Path(app).read_text() == "x = 2\n"
+    assert "Edited" in api.tool_results()["call_e"]
+    receipts = {e["intent"]["tool"]: e for e in ledger(daemon, ws) if e.get("receipt")}
+    assert receipts["replace_in_file"]["receipt"]["result"] == "success"
+    assert receipts["replace_in_file"]["intent"]["agent"] == "cline"
