@@ -133,10 +133,22 @@ class CodexInstaller:
             problems.append(f"{len(untrusted)} of intentd's Codex hooks are not trusted (Codex "
                             "skips them): open Codex, run /hooks and trust them, or run "
                             "`intentd hook install codex` again with `codex` on PATH")
+        if hooks_turned_off(config):
+            problems.append("Codex's hooks are turned off in its config.toml ([features] hooks "
+                            "= false): intentd's gate is not there")
         if scope.root is not None and not project_trusted(config, scope.root):
             problems.append(f"Codex reads {scope.root}/.codex/ only in a project you trusted: "
                             "trust it when Codex asks, or run `codex exec --trust` there once")
         return [Wiring(path, True, tuple(problems)), *found[1:]]
+
+
+def hooks_turned_off(config: str) -> bool:
+    try:
+        features = tomllib.loads(config).get("features", {})
+    except tomllib.TOMLDecodeError:
+        return False
+    return isinstance(features, dict) and False in (features.get("hooks"),
+                                                   features.get("codex_hooks"))
 
 
 def project_trusted(config: str, root: Path) -> bool:

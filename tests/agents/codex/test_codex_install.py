@@ -192,3 +192,12 @@ def test_doctor_says_when_codex_would_not_read_the_workspaces_hooks(
     ours = [h for h in listed["hooks"] if "intentd hook codex" in h["command"]]
     assert len(ours) == 5 and {h["trustStatus"] for h in ours} == {"trusted"}
     assert {h["source"] for h in ours} == {"project"}
+
+
+def test_doctor_says_when_codex_has_hooks_turned_off(home: Path, codex_on_path: Path) -> None:
+    scope = Scope(None, home)
+    apply_quietly(INSTALLER.install(scope, COMMAND))
+    assert INSTALLER.inspect(scope)[0].problems == ()
+    with (home / ".codex" / "config.toml").open("a") as handle:
+        handle.write("\n[features]\nhooks = false\n")
+    assert any("turned off" in p for p in INSTALLER.inspect(scope)[0].problems)
