@@ -105,7 +105,9 @@ class CodexAdapter(Adapter):
         if tool_name in SHELL_TOOLS:
             command = data.get("command", data.get("cmd"))
             if isinstance(command, list) and all(isinstance(w, str) for w in command):
-                command = shlex.join(command)
+                if len(command) == 2 and command[0] in codex_patch.PATCH_PROGRAMS:
+                    return patch_call(command[1], cwd)  # an argv `apply_patch PATCH`
+                command = shell_script(command)
             if isinstance(command, str):
                 try:
                     found = codex_patch.shell_patch(command)
@@ -156,6 +158,14 @@ class CodexAdapter(Adapter):
             return Reply()
         return Reply.json({"hookSpecificOutput": {"hookEventName": name,
                                                   "additionalContext": text}})
+
+
+def shell_script(argv: list[str]) -> str:
+    """An argv as one command line; `bash -lc SCRIPT` (older shell tools) is its script."""
+    if (len(argv) == 3 and os.path.basename(argv[0]) in ("bash", "sh", "zsh")
+            and argv[1] in ("-lc", "-c")):
+        return argv[2]
+    return shlex.join(argv)
 
 
 def project_root(cwd: str | None) -> str | None:

@@ -149,6 +149,13 @@ def test_codex_tools_map_onto_the_pipeline(ws: Path, monkeypatch: pytest.MonkeyP
     assert ADAPTER.map_tool("Bash", {"command": "intentd hook select INT-1"}, None).select == "INT-1"
     selected = ADAPTER.event(None, fixture("pre_mcp_select", ws))  # intentd's MCP server
     assert ADAPTER.map_tool(selected.tool_name, selected.tool_input, None).select == "INT-1"
+    argv = ADAPTER.map_tool("shell", {"command": ["bash", "-lc", "echo hi > src/x.py"]}, None)
+    assert (argv.tool, argv.args) == ("execute_command", {"command": "echo hi > src/x.py"})
+    patch = "*** Begin Patch\n*** Add File: src/n.py\n+n\n*** End Patch"
+    for command in (["apply_patch", patch], ["bash", "-lc", f"apply_patch <<'EOF'\n{patch}\nEOF"]):
+        direct = ADAPTER.map_tool("shell", {"command": command}, None)
+        assert (direct.tool, direct.args) == ("write_to_file", {"path": "src/n.py",
+                                                               "content": "n\n"})
     assert ADAPTER.map_tool("update_plan", {"plan": []}, None).tool is None
     assert ADAPTER.map_tool("write_stdin", {"session_id": 1, "chars": "rm -rf /\n"},
                             None).tool == "mcp__codex__write_stdin"  # unknown: destructive
