@@ -8,7 +8,7 @@ import json
 import shutil
 import time
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import pytest
 
@@ -34,8 +34,8 @@ class Toy(Adapter):
 
     name = "toy"
     label = "Toy"
-    handshake_in_tool_context: ClassVar[bool] = False
-    reads_at_once: ClassVar[bool] = False
+    def __init__(self, reads_at_once: bool = False) -> None:
+        self.reads_at_once = reads_at_once
 
     def event(self, hook_event: str | None, payload: Any) -> HookEvent:
         if not isinstance(payload, dict) or "event" not in payload:
@@ -67,6 +67,12 @@ class Toy(Adapter):
 
     def context(self, event: HookEvent, text: str) -> Reply:
         return Reply.json({"verdict": None, "context": text})
+
+
+class ForgetfulToy(Toy):
+    """A Toy that, like Cline, drops what its session-start hook says."""
+
+    handshake_in_tool_context = True
 
 
 @pytest.fixture
@@ -109,8 +115,7 @@ def test_a_call_of_several_writes_is_allowed_whole_or_not_at_all(
 
 def test_the_handshake_rides_on_the_first_allowed_call_when_the_agent_drops_session_context(
         daemon: DaemonProcess, ws: Path) -> None:
-    toy, sock = Toy(), daemon.socket_path
-    toy.handshake_in_tool_context = True
+    toy, sock = ForgetfulToy(), daemon.socket_path
     first = call(toy, sock, ws, event="pre", tool="read", input=str(ws / "README.md"), id="r1")
     assert first["verdict"] == "allow" and "intentd hook select <INTENT_ID>" in first["context"]
     second = call(toy, sock, ws, event="pre", tool="read", input=str(ws / "src/a.py"), id="r2")
@@ -123,8 +128,7 @@ def test_the_handshake_rides_on_the_first_allowed_call_when_the_agent_drops_sess
 
 def test_a_read_with_no_after_event_is_recorded_when_allowed(daemon: DaemonProcess,
                                                             ws: Path) -> None:
-    toy = Toy()
-    toy.reads_at_once = True
+    toy = Toy(reads_at_once=True)
     answer = call(toy, daemon.socket_path, ws, event="pre", tool="read",
                   input=str(ws / "README.md"), id="r")
     assert answer["verdict"] == "allow"

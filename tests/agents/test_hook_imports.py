@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 from intentd.daemon.agents.hooks.handshake import INTENTS_FILE
@@ -26,7 +27,7 @@ print(json.dumps({"code": code, "modules": sorted(sys.modules)}), file=sys.stder
 """
 
 
-def loaded(argv: list[str], payload: dict[str, object], cwd: Path) -> tuple[str, list[str]]:
+def loaded(argv: list[str], payload: Mapping[str, object], cwd: Path) -> tuple[str, list[str]]:
     done = subprocess.run([sys.executable, "-c", PROBE, json.dumps(payload), *argv],
                           capture_output=True, text=True, timeout=60, cwd=cwd)
     report = json.loads(done.stderr.strip().splitlines()[-1])

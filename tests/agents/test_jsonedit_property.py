@@ -27,7 +27,7 @@ separators = st.sampled_from([(",", ":"), (", ", ": "), (" , ", " : "), (",\n", 
 
 
 def ours(entry: Any) -> bool:
-    return entry == OURS
+    return bool(entry == OURS)
 
 
 @settings(max_examples=300, deadline=None)
