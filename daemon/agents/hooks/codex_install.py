@@ -18,6 +18,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import threading
 import tomllib
 from collections.abc import Callable
 from pathlib import Path
@@ -39,11 +40,11 @@ AGENT = "codex"
 HOOK_TIMEOUT = 120   # seconds Codex gives PreToolUse; the hook's own deadline is set to match
 APPROVAL_TIMEOUT = 110  # of those, how long a person has to answer (the deadline cuts it anyway)
 QUICK_TIMEOUT = 30   # the other events: no person is waited for
+END_TIMEOUT = 3      # Codex caps a SessionEnd hook at 3 s
 APP_SERVER_TIMEOUT = 30.0
 # The hook process failing to start or crashing must not let the call through (Codex treats
 # any exit but 0 and 2 as "no decision"): the shell turns that into exit 2 with a reason.
 GUARD = ' || { echo "intentd: the hook could not run; the call is refused" >&2; exit 2; }'
-END_TIMEOUT = 3     # Codex caps a SessionEnd hook at 3 s
 EVENT_KEYS = {"PreToolUse": "pre_tool_use", "PermissionRequest": "permission_request",
               "PostToolUse": "post_tool_use", "SessionStart": "session_start",
               "SessionEnd": "session_end"}
@@ -270,7 +271,6 @@ class _Timer:
     """Kills the app server when it takes too long (reading its stdout then ends)."""
 
     def __init__(self, process: subprocess.Popen[str], seconds: float) -> None:
-        import threading
         self._timer = threading.Timer(seconds, process.kill)
         self._timer.daemon = True
         self._timer.start()
