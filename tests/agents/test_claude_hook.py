@@ -251,3 +251,26 @@ def test_with_no_approver_claude_codes_own_prompt_asks_and_the_yes_is_recorded(
     entry = next(e for e in ledger(daemon, ws) if e["intent"]["tool"] == "write_to_file")
     assert entry["decision"] == "allow" and entry["approved_by"] == HANDED_OFF
     assert "agent's own prompt" in entry["reason"]
+
+
+def test_read_write_edit_and_shell_before_and_after_selecting(hook: Hook, ws: Path,
+                                                              person: Person) -> None:
+    app = str(ws / "src" / "app.py")
+    edit = {"file_path": app, "old_string": "x = 1", "new_string": "x = 3"}
+    before = {"read": hook.pre("Read", {"file_path": app}, "t1")[0],
+              "shell (read-only)": hook.pre("Bash", {"command": "ls src"}, "t2")[0],
+              "write": hook.pre("Write", {"file_path": str(ws / "src/n.py"), "content": "n"},
+                                "t3")[0],
+              "edit": hook.pre("Edit", edit, "t4")[0],
+              "shell": hook.pre("Bash", {"command": "touch src/t.py"}, "t5")[0]}
+    assert before == {"read": "allow", "shell (read-only)": "allow", "write": "deny",
+                      "edit": "deny", "shell": "deny"}
+    assert person.seen == []  # the gate refused them: no person was asked
+    assert hook.pre("Bash", {"command": "intentd hook select INT-1"}, "t6")[0] == "allow"
+    after = {"write": hook.pre("Write", {"file_path": str(ws / "src/n.py"), "content": "n"},
+                               "t7")[0],
+             "edit": hook.pre("Edit", edit, "t8")[0],
+             "shell": hook.pre("Bash", {"command": "touch src/t.py"}, "t9")[0]}
+    assert after == {"write": "allow", "edit": "allow", "shell": "allow"}
+    assert [a["tool"] for a in person.seen] == ["write_to_file", "replace_in_file",
+                                                "execute_command"]

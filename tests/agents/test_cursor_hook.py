@@ -162,3 +162,17 @@ def test_the_event_the_command_was_installed_for_decides(hook: HookRunner, ws: P
     assert hook(payload, "beforeShellExecution").out["permission"] == "deny"
     renamed = {**cursor.before_shell(ws, "rm -rf src"), "hook_event_name": "afterFileEdit"}
     assert hook(renamed, "beforeShellExecution").out["permission"] == "deny"
+
+
+def test_edit_and_commands_before_selecting_are_refused_reads_are_not(
+        hook: HookRunner, ws: Path, person: Person) -> None:
+    app = ws / "src" / "app.py"
+    edit = {"file_path": str(app), "old_string": "x = 1", "new_string": "x = 3"}
+    assert permission(hook, cursor.before_read(ws, app, "x = 1\n"))[0] == "allow"
+    assert permission(hook, cursor.before_shell(ws, "ls src"))[0] == "allow"
+    assert permission(hook, cursor.pre_tool_use(ws, "StrReplace", edit, "t1"))[0] == "deny"
+    assert permission(hook, cursor.before_shell(ws, "touch src/t.py"))[0] == "deny"
+    assert person.seen == []
+    select(hook, ws)
+    assert permission(hook, cursor.before_shell(ws, "touch src/t.py"))[0] == "allow"
+    assert [a["tool"] for a in person.seen] == ["execute_command"]
