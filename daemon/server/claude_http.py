@@ -28,6 +28,7 @@ from intentd.daemon.agents.hooks.adapter import (
     derived_call_key,
 )
 from intentd.daemon.agents.hooks.mapping import command_cwd
+from intentd.daemon.server.http_wire import HookOptions
 from intentd.daemon.server.rpc import MethodError, MethodTable
 
 log = logging.getLogger(__name__)
@@ -43,17 +44,8 @@ IDLE_SECONDS = 4 * 3600   # a session not heard from this long is closed (as the
 MAX_PENDING = 200         # authorized calls awaiting their report, per session
 MAX_OUTPUT_CHARS = 100_000
 ANSWER_MARGIN = 2.0       # of the hook's timeout: "no person answered" arrives before it ends
-DEFAULT_TIMEOUT = 600.0   # Claude Code's own default for an HTTP hook
 # Mapping these reads the file (to show the exact result of an edit): on a tool thread.
 READS_FILES = frozenset({"Edit", "MultiEdit", "NotebookEdit"})
-
-
-@dataclass
-class HookOptions:
-    """What the hook's URL says: its timeout in the agent's settings, a fixed workspace."""
-
-    timeout: float = DEFAULT_TIMEOUT
-    workspace: str | None = None
 
 
 @dataclass

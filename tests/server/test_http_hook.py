@@ -21,9 +21,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from intentd.daemon import protocol
+from intentd.daemon.agents.hooks.adapter import Reply
+from intentd.daemon.agents.hooks.claude import ADAPTER
 from intentd.daemon.client import Client
 from intentd.daemon.engine.stages.intent_gate import GATE_MESSAGE
-from intentd.daemon.server import http_hook
+from intentd.daemon.server import http_hook, http_wire
 from intentd.daemon.server.claude_http import HOOK_METHODS
 from intentd.daemon.testing import DaemonProcess, make_workspace
 from tests.agents.conftest import Person
@@ -360,35 +362,68 @@ def test_parallel_first_calls_of_one_session_share_one_daemon_session(
 
 # -- the parser alone, on anything ----------------------------------------------------------------
 
-@settings(max_examples=300, deadline=None)
-@given(st.binary(max_size=600) | st.builds(
-    lambda line, headers: line + b"\r\n" + b"\r\n".join(headers) + b"\r\n\r\n",
+class FakeTransport(asyncio.Transport):
+    def __init__(self) -> None:
+        super().__init__()
+        self.out, self.closed = bytearray(), False
+
+    def write(self, data: Any) -> None:
+        self.out += data
+
+    def close(self) -> None:
+        self.closed = True
+
+    def abort(self) -> None:
+        self.closed = True
+
+    def is_closing(self) -> bool:
+        return self.closed
+
+
+class StubSessions:
+    adapter = ADAPTER
+
+    async def answer(self, payload: Any, options: Any) -> Reply:
+        return Reply.json({"ok": True})
+
+
+REQUESTS = st.binary(max_size=600) | st.builds(
+    lambda line, headers, body: line + b"\r\n" + b"\r\n".join(headers) + b"\r\n\r\n" + body,
     st.sampled_from([b"POST /claude-code HTTP/1.1", b"POST  / HTTP/1.1", b"GET /x HTTP/1.0"])
     | st.binary(max_size=40),
-    st.lists(st.binary(max_size=60) | st.sampled_from([b"Host: 127.0.0.1:1", b"Content-Length: 5",
-                                                        b"Content-Length: -1", b": x"]),
-             max_size=8)))
-def test_the_request_parser_answers_or_refuses_never_crashes(data: bytes) -> None:
-    async def parse() -> None:
-        reader = asyncio.StreamReader(limit=http_hook.MAX_HEAD)
-        reader.feed_data(data)
-        reader.feed_eof()
-        try:
-            request = await http_hook.read_head(reader)
-            await http_hook.read_body(reader, request)
-        except (http_hook.Refused, asyncio.IncompleteReadError):
-            pass
+    st.lists(st.binary(max_size=60) | st.sampled_from([
+        b"Host: 127.0.0.1:1", b"Content-Length: 5", b"Content-Length: -1", b": x",
+        b"Content-Type: application/json", b"Authorization: Bearer " + b"t" * 43]),
+        max_size=8),
+    st.binary(max_size=40))
 
-    asyncio.run(parse())
+
+@settings(max_examples=300, deadline=None)
+@given(REQUESTS, st.integers(min_value=1, max_value=64))
+def test_the_request_parser_answers_or_refuses_never_crashes(data: bytes, chunk: int) -> None:
+    async def feed() -> bytes:
+        server = http_hook.HttpHookServer(StubSessions(), "t" * 43, 1)  # type: ignore[arg-type]
+        connection = http_hook.HookConnection(server)
+        transport = FakeTransport()
+        connection.transport = transport
+        for start in range(0, len(data), chunk):
+            connection.data_received(data[start:start + chunk])
+        if connection.task is not None:
+            await connection.task
+        connection.connection_lost(None)
+        return bytes(transport.out)
+
+    out = asyncio.run(feed())
+    assert out == b"" or out.startswith((b"HTTP/1.1 200 ", b"HTTP/1.1 4")), out[:80]
 
 
 @given(st.text(max_size=80))
 def test_the_query_parser_answers_or_refuses_never_crashes(query: str) -> None:
     try:
-        options = http_hook.options_of(query)
-    except http_hook.Refused:
+        options = http_wire.options_of(query)
+    except http_wire.Refused:
         return
-    assert 1.0 <= options.timeout <= http_hook.MAX_HOOK_TIMEOUT
+    assert 1.0 <= options.timeout <= http_wire.MAX_HOOK_TIMEOUT
 
 
 def test_a_call_waiting_for_a_person_when_the_daemon_stops_is_denied(
