@@ -157,3 +157,28 @@ def test_gemini_payloads_still_have_the_fields_of_the_fixtures(tmp_path: Path) -
 
     assert [shape(p) for p in live] == [shape(p) for p in fixture]
     assert all(p["cwd"] == str(ws) for p in live)
+
+
+def test_a_sub_agents_write_goes_through_the_gate_too(
+        daemon: DaemonProcess, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`invoke_agent` itself is left to Gemini; the sub-agent's own tool calls run through the
+    same scheduler, so through intentd's BeforeTool hook: its write is refused like any other."""
+    program = installed(GEMINI)
+    home, ws = tmp_path / "home", make_workspace(tmp_path / "proj", files={"src/app.py": APP})
+    make_home(home)
+    monkeypatch.setenv("HOME", str(home))
+    assert main(["hook", "install", "gemini", "--user", "--socket",
+                 str(daemon.socket_path)]) == 0
+    with FakeGeminiAPI([
+        Turn([call("invoke_agent", agent_name="generalist", prompt="Add src/sub.py")]),
+        Turn([call("write_file", file_path="src/sub.py", content="SUB = 1\n")]),  # the sub-agent
+        Turn([call("complete_task", result={"response": "could not write"})]),
+        Turn([text("The sub-agent could not write.")]),
+    ]) as api:
+        done = run_gemini(program, ws, environment(home, api.url, tmp_path / "state"), "Go")
+        sub_turns = [prompt_text(r) for r in api.requests]
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert not (ws / "src" / "sub.py").exists()
+    assert any("Tool execution blocked: intentd (intent_gate)" in t for t in sub_turns)
+    refused = [e for e in ledger(daemon, ws) if e.get("intent", {}).get("tool") == "write_to_file"]
+    assert [(e["decision"], e["intent"]["agent"]) for e in refused] == [("deny", "gemini")]
