@@ -55,13 +55,14 @@ def register(subparsers: Any) -> None:
 
 
 def _register_hook(subparsers: Any) -> None:
-    from intentd.daemon.agents.hooks.registry import AGENTS
+    from intentd.daemon.agents.hooks.registry import AGENTS, LABELS
 
     hook = subparsers.add_parser("hook", help="adapters for agents that run tools themselves")
-    kinds = hook.add_subparsers(dest="hook", metavar="AGENT|install|uninstall|select",
+    kinds = hook.add_subparsers(dest="hook", metavar="AGENT|install|uninstall|token|select",
                                 required=True)
     for name in AGENTS:
-        agent = kinds.add_parser(name, help=f"{name}'s hook: reads the hook JSON on stdin")
+        agent = kinds.add_parser(name, help=f"{LABELS.get(name, name)}'s hooks call this: the "
+                                            "hook's JSON on stdin, the answer on stdout")
         agent.add_argument("event", nargs="?", metavar="EVENT",
                            help="the hook event, when the agent's input does not name it")
         agent.add_argument("--workspace", type=Path,

@@ -18,6 +18,10 @@ AGENTS: dict[str, str] = {  # CLI name (also the ledger's agent name) -> module
 }
 
 
+LABELS: dict[str, str] = {"claude-code": "Claude Code", "cursor": "Cursor",
+                          "codex": "Codex CLI", "gemini": "Gemini CLI", "cline": "Cline"}
+
+
 class UnknownAgent(LookupError):
     """No adapter of that name (or its module is missing in this installation)."""
 
