@@ -167,3 +167,14 @@ def test_a_recorded_workspace_removed_since_gives_way_to_the_current_one(
     assert read(second)["verdict"] == "allow"
     now = StateFile("toy", "s-moved").read()
     assert now.workspace == str(second.resolve()) and now.session_id != kept.session_id
+
+
+def test_an_adapter_whose_own_deny_breaks_still_blocks(short_dir: Path, ws: Path) -> None:
+    class Broken(Toy):
+        def deny(self, event: HookEvent | None, reason: str) -> Reply:
+            raise RuntimeError("the deny itself broke")
+
+    reply = handle(Broken(), HookOptions(socket=short_dir / "nobody.sock"),
+                   {"event": "pre", "session": "s", "cwd": str(ws), "tool": "shell",
+                    "input": "touch src/x"})
+    assert reply.exit_code == 2 and "the deny itself broke" in reply.stderr

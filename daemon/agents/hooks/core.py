@@ -209,7 +209,10 @@ def handle(adapter: Adapter, options: HookOptions, payload: Any,
         finally:
             hook.close()
     except Exception as exc:  # before the call was mapped: it is judged as destructive
-        return failure(adapter, event, exc, None)
+        try:
+            return failure(adapter, event, exc, None)
+        except Exception as broken:  # the adapter's own answer failed: exit 2 blocks in most
+            return Reply(stderr=f"intentd hook: {exc}; then {broken}\n", exit_code=2)
 
 
 def read_payload(stream: Any) -> Any:
@@ -228,7 +231,10 @@ def run(adapter: Adapter, options: HookOptions) -> int:
     try:
         reply = handle(adapter, options, read_payload(sys.stdin), deadline=deadline)
     except Exception as exc:
-        reply = failure(adapter, None, exc, None)
+        try:
+            reply = failure(adapter, None, exc, None)
+        except Exception as broken:  # the adapter's own deny failed: exit 2 blocks in most
+            reply = Reply(stderr=f"intentd hook: {exc}; then {broken}\n", exit_code=2)
     if reply.stdout:
         sys.stdout.write(reply.stdout)
     sys.stdout.flush()
