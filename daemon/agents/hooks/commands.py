@@ -20,7 +20,12 @@ def run_hook(args: argparse.Namespace) -> int:
     options = HookOptions(socket=args.socket, workspace=args.workspace,
                           approval_timeout=args.approval_timeout,
                           hook_timeout=args.hook_timeout, event=args.event)
-    return run(adapter(args.hook), options)
+    try:
+        chosen = adapter(args.hook)
+    except Exception as exc:  # no adapter to answer in the agent's terms: exit 2 blocks in most
+        print(f"intentd hook {args.hook}: {exc}; the call is refused", file=sys.stderr)
+        return 2
+    return run(chosen, options)
 
 
 def scope_of(args: argparse.Namespace) -> Scope:
