@@ -74,6 +74,12 @@ def ledger(daemon: DaemonProcess, ws: Path) -> list[dict[str, Any]]:
 def test_cline_refused_then_selects_then_its_write_waits_for_a_person_and_lands(
         cline: Path, home: Path, ws: Path, daemon: DaemonProcess,
         capsys: pytest.CaptureFixture[str]) -> None:
+    # a hook of the person's own beside intentd's: Cline runs both, and a refusal wins
+    own = ws / ".clinerules" / "hooks" / "PreToolUse.sh"
+    own.parent.mkdir(parents=True)
+    own.write_text(f"#!/bin/sh\ncat >> {ws / 'own-hook.log'}\necho >> {ws / 'own-hook.log'}\n"
+                   "echo '{\"cancel\": false}'\n")
+    own.chmod(0o755)
     assert main(["hook", "install", "cline", "--workspace", str(ws),
                  "--socket", str(daemon.socket_path)]) == 0
     assert "Cline now runs its tool calls through intentd" in capsys.readouterr().out
@@ -129,6 +135,9 @@ def test_cline_refused_then_selects_then_its_write_waits_for_a_person_and_lands(
     assert landed["intent"]["agent"] == "cline" and landed["intent"]["intent_id"] == "INT-1"
     assert landed["approved_by"] == "person"
     assert landed["receipt"]["result"] == "success"
+    # the person's own hook saw every call, the refused one included
+    seen = (ws / "own-hook.log").read_text()
+    assert seen.count('"name":"editor"') == 2 and seen.count('"name":"run_commands"') == 1
     print(f"cline e2e: {elapsed:.1f} s for two cline runs of 5 model turns")
 
 
