@@ -28,6 +28,7 @@ from intentd.daemon.agents.hooks.adapter import (
     derived_call_key,
 )
 from intentd.daemon.agents.hooks.mapping import command_cwd
+from intentd.daemon.server.hook_memory import HookMemory
 from intentd.daemon.server.http_wire import HookOptions
 from intentd.daemon.server.rpc import MethodError, MethodTable
 
@@ -55,6 +56,7 @@ class HeldSession:
     session_id: str              # the daemon session
     pending: OrderedDict[str, str] = field(default_factory=OrderedDict)  # call key → call_id
     used: float = field(default_factory=time.monotonic)
+    note: str | None = None      # why the intent of before a restart could not be selected again
 
 
 class HookConnection:
@@ -83,8 +85,10 @@ class HookRefusal(Exception):
 class HeldSessions:
     """One agent's sessions, held by the daemon, and the answer to each of its hook events."""
 
-    def __init__(self, core: Any, table: MethodTable, adapter: Adapter) -> None:
+    def __init__(self, core: Any, table: MethodTable, adapter: Adapter,
+                 memory: HookMemory | None = None) -> None:
         self.core, self.table, self.adapter = core, table, adapter
+        self.memory = memory or HookMemory(None)
         self.conn = HookConnection(core, adapter.name)
         self.held: OrderedDict[str, HeldSession] = OrderedDict()
         self._opening: dict[str, asyncio.Future[HeldSession]] = {}
@@ -156,6 +160,9 @@ class HeldSessions:
         except Exception as exc:
             return self.failure(event, exc, mapped)
         verdict = answer.get("decision")
+        note, held.note = held.note, None
+        if note:  # the agent learns why its intent is gone, once
+            answer["reason"] = f"{answer.get('reason')} {note}"
         if verdict == "ask":
             self.remember(held, call_key(event), str(answer["call_id"]))
             return adapter.ask(event, f"intentd: {answer.get('reason')}")
@@ -174,6 +181,7 @@ class HeldSessions:
         if verdict.get("decision") != "allow":
             return self.adapter.deny(event, f"intentd ({verdict.get('stage')}): "
                                             f"{verdict.get('reason')}")
+        self.memory.remember(held.key, held.workspace, intent_id)
         return self.adapter.allow(event, f"intentd: intent {intent_id} selected for this "
                                          f"{self.adapter.label} session",
                                   context=answer.get("context"))
@@ -195,6 +203,7 @@ class HeldSessions:
 
     async def session_end(self, event: HookEvent) -> Reply:
         held = self.held.pop(event.session_key, None)
+        self.memory.forget(event.session_key)
         if held is not None:
             await self.close(held)
         return self.adapter.no_opinion(event)
@@ -246,6 +255,15 @@ class HeldSessions:
         info = await self.rpc(protocol.SESSIONS_OPEN, {"workspace": workspace,
                                                        "agent": self.adapter.name})
         held = HeldSession(key, str(info["workspace"]), str(info["session_id"]))
+        intent_id = self.memory.intent_of(key, held.workspace)
+        if intent_id is not None:  # selected before the daemon restarted: selected again
+            answer = await self.rpc(protocol.INTENTS_SELECT, {"session_id": held.session_id,
+                                                              "intent_id": intent_id})
+            verdict = answer.get("decision") or {}
+            if verdict.get("decision") != "allow":
+                self.memory.forget(key)
+                held.note = (f"(intent {intent_id}, selected before the daemon restarted, could "
+                             f"not be selected again: {verdict.get('reason')})")
         self.held[key] = held
         while len(self.held) > MAX_SESSIONS:
             _, oldest = self.held.popitem(last=False)

@@ -28,6 +28,7 @@ from intentd.daemon import protocol
 from intentd.daemon.agents.hooks.claude import ADAPTER
 from intentd.daemon.server import hook_token
 from intentd.daemon.server.claude_http import HeldSessions
+from intentd.daemon.server.hook_memory import HookMemory
 from intentd.daemon.server.http_wire import (
     MAX_HEAD,
     HookOptions,
@@ -242,7 +243,8 @@ async def start_http_hook(core: Any, table: Any, port: int | None) -> HookServic
     except (OSError, hook_token.TokenError) as exc:
         log.warning("HTTP hook off: %s", exc)
         return None
-    sessions = HeldSessions(core, table, ADAPTER)
+    memory = HookMemory(hook_token.hook_dir(core.engine.home) / "sessions.json")
+    sessions = HeldSessions(core, table, ADAPTER, memory)
     server = HttpHookServer(sessions, token, port)
     try:
         await server.start()

@@ -447,3 +447,41 @@ def test_a_call_waiting_for_a_person_when_the_daemon_stops_is_denied(
     waiting.join(15)
     watcher.close()
     assert answers and answers[0][0] == "deny" and "stopping" in answers[0][1], answers
+
+
+def test_the_selected_intent_survives_a_daemon_restart(short_dir: Path, ws: Path) -> None:
+    state, env = short_dir / "state", {"INTENTD_HTTP_HOOK": "0"}
+    with DaemonProcess(short_dir / "d.sock", state, extra_env=env):
+        hook = HookClient(*hook_files(state))
+        hook.post(payload("PreToolUse", ws, "Bash", {"command": "intentd hook select INT-1"}))
+    (state / "intentd" / "http-hook" / "status.json").unlink()
+    with DaemonProcess(short_dir / "d.sock", state, extra_env=env):
+        hook = HookClient(*hook_files(state))
+        verdict, reason = hook.pre(ws, "Write", {"file_path": str(ws / "src" / "n.py"),
+                                                 "content": "n\n"}, use_id="t2")
+        assert verdict == "ask" and GATE_MESSAGE not in reason  # the gate passed: INT-1 again
+        hook.post(payload("SessionEnd", ws))
+    (state / "intentd" / "http-hook" / "status.json").unlink()
+    with DaemonProcess(short_dir / "d.sock", state, extra_env=env):  # ended: forgotten
+        hook = HookClient(*hook_files(state))
+        verdict, reason = hook.pre(ws, "Write", {"file_path": str(ws / "src" / "n.py"),
+                                                 "content": "n\n"}, use_id="t3")
+        assert verdict == "deny" and GATE_MESSAGE in reason
+
+
+def test_an_intent_completed_while_the_daemon_was_down_is_not_selected_again(
+        short_dir: Path, ws: Path) -> None:
+    from intentd.daemon.testing import make_intent, write_intents
+
+    state, env = short_dir / "state", {"INTENTD_HTTP_HOOK": "0"}
+    with DaemonProcess(short_dir / "d.sock", state, extra_env=env):
+        hook = HookClient(*hook_files(state))
+        hook.post(payload("PreToolUse", ws, "Bash", {"command": "intentd hook select INT-1"}))
+    write_intents(ws, make_intent(status="COMPLETE"))
+    (state / "intentd" / "http-hook" / "status.json").unlink()
+    with DaemonProcess(short_dir / "d.sock", state, extra_env=env):
+        hook = HookClient(*hook_files(state))
+        verdict, reason = hook.pre(ws, "Write", {"file_path": str(ws / "src" / "n.py"),
+                                                 "content": "n\n"}, use_id="t2")
+        assert verdict == "deny" and GATE_MESSAGE in reason
+        assert "selected before the daemon restarted" in reason
