@@ -108,6 +108,15 @@ def test_dry_run_writes_nothing_and_doctor_sees_the_wiring(tmp_path: Path,
     wiring = INSTALLER.inspect(scope)
     assert [w.path.name for w in wiring] == list(EVENTS)
     assert all(w.wired and not w.problems for w in wiring)
+    user = Scope(None, tmp_path)
+    changes = INSTALLER.install(user, HookCommand(("intentd",)))
+    for change in changes:
+        change.path.parent.mkdir(parents=True, exist_ok=True)
+        change.path.write_text(str(change.text))
+    assert "also installed in" in INSTALLER.inspect(scope)[0].problems[0]  # asked twice
+    for change in changes:
+        change.path.unlink()
+    assert INSTALLER.inspect(scope)[0].problems == ()
     (ws / ".clinerules" / "hooks" / "PreToolUse").chmod(0o644)
     assert "not executable" in INSTALLER.inspect(scope)[0].problems[0]
     (ws / ".clinerules" / "hooks" / "PreToolUse").unlink()

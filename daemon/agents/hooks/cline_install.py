@@ -112,6 +112,13 @@ class ClineInstaller:
         if wired and "PreToolUse" not in wired:
             found.append(Wiring(folder / "PreToolUse", False, ("PreToolUse missing: Cline's "
                                                                "tool calls are not gated",)))
+        user = hooks_folder(Scope(None, scope.home)) / "PreToolUse"
+        if scope.root is not None and "PreToolUse" in wired and is_ours(_existing(user)):
+            # Cline runs the user's and the workspace's hook files both
+            found = [Wiring(w.path, w.wired, (*w.problems, f"also installed in {user.parent}: "
+                                              "Cline would ask intentd twice about each call; "
+                                              "uninstall one of them"))
+                     if w.path.name == "PreToolUse" else w for w in found]
         return found
 
 
