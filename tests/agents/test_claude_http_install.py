@@ -111,8 +111,10 @@ def test_doctor_flags_a_hook_that_would_fail_open_or_send_no_token(scope: Scope)
     hook = document["hooks"]["PreToolUse"][0]["hooks"][0]
     del hook["onFailure"]
     hook["allowedEnvVars"] = []
+    hook["timeout"] = 60  # the URL still says 300
     problems = http_install.validate(document)
     assert any("onFailure" in p for p in problems) and any(TOKEN_ENV in p for p in problems)
+    assert any("longer than the hook's timeout of 60 s" in p for p in problems)
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to listen as another user")

@@ -11,7 +11,7 @@ import json
 import os
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote, urlsplit
+from urllib.parse import parse_qs, quote, urlsplit
 
 from intentd.daemon.agents.hooks.claude_install import AGENT, settings_path
 from intentd.daemon.agents.hooks.install import HookCommand, Scope, is_intentd_hook
@@ -99,8 +99,24 @@ def validate(document: Any) -> list[str]:
                 if hook_token.TOKEN_ENV not in (hook.get("allowedEnvVars") or []):
                     problems.append(f"PreToolUse: allowedEnvVars lacks {hook_token.TOKEN_ENV} "
                                     "(the token would be sent empty and refused)")
+                problems += timeout_problems(hook)
                 problems += port_problems(str(hook.get("url", "")))
     return problems
+
+
+def timeout_problems(hook: dict[str, Any]) -> list[str]:
+    """The daemon ends a person's wait by the URL's timeout; past Claude Code's own (600 s
+    when unset) Claude Code gives up first, and the wait ends in a block, not an answer."""
+    try:
+        query = parse_qs(urlsplit(str(hook.get("url", ""))).query)
+        asked = float(query["timeout"][0]) if "timeout" in query else 600.0
+    except (ValueError, KeyError):
+        return ["PreToolUse: the HTTP hook's URL has a timeout that is not a number"]
+    given = hook.get("timeout", 600)
+    if isinstance(given, int | float) and not isinstance(given, bool) and asked > given:
+        return [f"PreToolUse: the URL asks the daemon to wait {asked:g} s, longer than the "
+                f"hook's timeout of {given:g} s; set both to the same value"]
+    return []
 
 
 def port_problems(url: str) -> list[str]:
