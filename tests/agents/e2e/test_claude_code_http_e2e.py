@@ -183,3 +183,23 @@ def test_with_the_daemon_gone_claude_code_cannot_write(
     results = tool_results(api)
     assert results["toolu_w"].get("is_error") and results["toolu_b"].get("is_error")
     assert "onFailure" in result_text(results["toolu_w"])
+
+
+def test_the_user_level_settings_install_writes_are_accepted_and_gate(
+        claude: Path, hook_daemon: DaemonProcess, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    ws = make_workspace(tmp_path / "proj", files={"src/app.py": "x = 1\n"})
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    port, token = hook_files(hook_daemon.state_dir)
+    assert main(["hook", "install", "claude-code", "--http", "--user",
+                 "--socket", str(hook_daemon.socket_path), "--port", str(port)]) == 0
+    assert (home / ".claude" / "settings.json").is_file() and not (ws / ".claude").exists()
+    with FakeMessagesAPI([write_turn(ws, "toolu_w"),
+                          Turn([text("done")], stop_reason="end_turn")]) as api:
+        done = run_claude(claude, api, ws, home, token)
+    assert done.returncode == 0, done.stderr[-3000:]
+    block = tool_results(api)["toolu_w"]
+    assert block.get("is_error") and GATE_MESSAGE in result_text(block)
+    assert not (ws / "src" / "feature.py").exists()
