@@ -268,7 +268,9 @@ def write_status(home: Any, port: int) -> None:
                        "started": time.time()})
     temp = path.with_name(f".status.{os.getpid()}")
     try:
-        temp.write_text(data)
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+        with os.fdopen(fd, "w") as handle:  # private like the rest of the state
+            handle.write(data)
         os.replace(temp, path)
     except OSError:
         log.warning("could not write %s", path)

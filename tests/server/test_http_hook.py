@@ -317,6 +317,7 @@ def test_the_token_file_is_private_and_kept_across_restarts(short_dir: Path) -> 
         port, token = hook_files(state)
     folder = state / "intentd" / "http-hook"
     assert stat.S_IMODE((folder / "token").stat().st_mode) == 0o600
+    assert stat.S_IMODE((folder / "status.json").stat().st_mode) == 0o600
     assert stat.S_IMODE(folder.stat().st_mode) == 0o700
     assert len(token) >= 40
     with DaemonProcess(short_dir / "d.sock", state, extra_env=env):
