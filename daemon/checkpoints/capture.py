@@ -15,6 +15,7 @@ from .paths import in_git_dir, normalize
 from .recorder import Known, Recorder
 from .scan import scan
 from .state import DiskStat, lstat, stat_matches, to_disk_stat
+from .walk import FindWalker
 
 # The meta values that fingerprint the ignore rules a complete checkpoint was taken under.
 RULE_KEYS = ("rules", "exclude", "extra")
@@ -47,6 +48,7 @@ class Capturer:
         self._rules = rules
         self._recorder = recorder
         self._tracker = tracker
+        self._walker = FindWalker(root, rules)
 
     def capture(
         self,
@@ -167,6 +169,22 @@ class Capturer:
         return any(os.path.basename(path) == ".gitignore" for path in paths)
 
     def _full_scan(self, known: Known, meta: dict[str, str], result: Capture) -> None:
+        walk = self._walker.walk(known)
+        if walk is None:
+            self._python_scan(known, meta, result)
+            return
+        stats: dict[str, DiskStat | None] = dict(walk.changed)
+        self._gone(known, (p for p in known if p not in walk.present), stats)
+        stats.update(result.stats)  # named paths keep their own stat
+        result.stats = stats
+        result.rules_changed = walk.digest != meta.get("rules")
+        result.rules = {"rules": walk.digest, "exclude": self._rules.exclude_key(),
+                        "extra": self._rules.extra_key()}
+        result.complete = True
+        result.trust_stat = True
+
+    def _python_scan(self, known: Known, meta: dict[str, str], result: Capture) -> None:
+        """The full scan where there is no GNU find to list the tree."""
         found = scan(self._root, self._rules)
         # Only what the stat cache cannot vouch for goes on to be read; at 50k files this
         # filter is most of the scan's cost after the walk itself.

@@ -200,9 +200,11 @@ class CheckpointIgnore:
         """Whether file rel is ignored: by itself or because a parent folder is."""
         return not self.kept([rel])
 
-    def kept(self, paths: Iterable[str]) -> list[str]:
-        """The files among paths that are not ignored; each folder's frame is worked out once."""
-        frames: dict[str, Frame | None] = {"": self.root_frame()}
+    def kept(self, paths: Iterable[str], frames: dict[str, Frame | None] | None = None) -> list[str]:
+        """The files among paths that are not ignored; each folder's frame is worked out once
+        (in `frames`, when the caller keeps them across calls)."""
+        if frames is None:
+            frames = {"": self.root_frame()}
         found = []
         for rel in paths:
             if self.skipped_dir(rel):
@@ -215,6 +217,15 @@ class CheckpointIgnore:
     def frame_for(self, rel_dir: str) -> Frame | None:
         """The frame inside folder rel_dir ('a/b'), or None if the folder itself is ignored."""
         return self._frame(rel_dir, {"": self.root_frame()})
+
+    def frame_in(self, rel_dir: str, frames: dict[str, Frame | None]) -> Frame | None:
+        """frame_for, with the frames worked out so far kept in `frames` (from root_frame())."""
+        return self._frame(rel_dir, frames)
+
+    @property
+    def skipped_folders(self) -> tuple[str, ...]:
+        """The folders besides `.git` that are never looked into (the store, when inside)."""
+        return self._skip
 
     def _frame(self, rel_dir: str, frames: dict[str, Frame | None]) -> Frame | None:
         """frame_for with the frames already known (parents first, so each is built once)."""

@@ -8,7 +8,9 @@ For each generated workspace (small Python-like files, 25 per folder, a .gitigno
            commits after the first, each after touching the files in question);
   (a) checkpoint before a file tool: create([one path]) with the watcher running;
   (b) checkpoint before a command after <= 10 files changed: create(None), watcher running,
-      and the same through the full-scan fallback (no watcher);
+      and the same through the full-scan fallback (no watcher): listed by GNU find, and by
+      the Python walk used where there is none; the fallback's CPU time (children included)
+      is printed beside the anchor's, since a loaded machine moves wall-clock time the most;
   (c) storage: 100 edits of 1 KiB in a 4 KiB file, one file checkpoint before each edit (our
       store counted whole: objects and manifest; the anchor's shadow .git).
 """
@@ -18,6 +20,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import resource
 import shutil
 import statistics
 import subprocess
@@ -100,11 +103,22 @@ def du(path: Path) -> int:
     return total
 
 
-def timed(fn: Callable[[], object]) -> float:
+def timed(fn: Callable[[], object], cpu: list[float] | None = None) -> float:
+    """Wall-clock ms of fn(); with cpu, its CPU ms (this process and its children) appended."""
     time.sleep(0.05)  # let the previous step's I/O and the watcher's events settle, for both sides
+    used = cpu_seconds()
     start = time.perf_counter()
     fn()
-    return (time.perf_counter() - start) * 1000
+    wall = (time.perf_counter() - start) * 1000
+    if cpu is not None:
+        cpu.append((cpu_seconds() - used) * 1000)
+    return wall
+
+
+def cpu_seconds() -> float:
+    me, children = (resource.getrusage(who) for who in (resource.RUSAGE_SELF,
+                                                          resource.RUSAGE_CHILDREN))
+    return me.ru_utime + me.ru_stime + children.ru_utime + children.ru_stime
 
 
 class Anchor:
@@ -133,6 +147,9 @@ class Row:
     anchor_ten: float
     ours_command: float
     ours_scan: float
+    ours_scan_python: float
+    anchor_ten_cpu: float
+    ours_scan_cpu: float
     store_growth: int
     anchor_growth: int
     repo_bytes: int
@@ -149,22 +166,31 @@ def measure(count: int, reps: int, base: Path) -> Row:
     rss_before = rss_mib()
     store = CheckpointStore(root, base / f"state{count}")
     scanner = CheckpointStore(root, base / f"scan{count}", watch=False)
+    python_scanner = CheckpointStore(root, base / f"pyscan{count}", watch=False)
+    python_scanner._capturer._walker.walk = lambda known: None  # type: ignore[method-assign]
     try:
         ours_first = timed(lambda: store.create(None, label="baseline"))
         rss_after = rss_mib()
         scanner.create(None, label="baseline")
-        row = _measure_warm(count, reps, root, anchor, store, scanner, anchor_first, ours_first)
+        python_scanner.create(None, label="baseline")
+        row = _measure_warm(count, reps, root, anchor, store, (scanner, python_scanner),
+                            anchor_first, ours_first)
         row.rss_before, row.rss_after = rss_before, rss_after
         return row
     finally:
         store.close()
         scanner.close()
+        python_scanner.close()
 
 
 def _measure_warm(count: int, reps: int, root: Path, anchor: Anchor, store: CheckpointStore,
-                  scanner: CheckpointStore, anchor_first: float, ours_first: float) -> Row:
+                  scanners: tuple[CheckpointStore, CheckpointStore], anchor_first: float,
+                  ours_first: float) -> Row:
+    scanner, python_scanner = scanners
     rng = random.Random(1)
-    one, ten, ours_file, ours_cmd, ours_scan = [], [], [], [], []
+    one, ten, ours_file, ours_cmd, ours_scan, ours_python = [], [], [], [], [], []
+    ten_cpu: list[float] = []
+    scan_cpu: list[float] = []
     for rep in range(reps):
         target = rng.randrange(count)
         touch(root, [target], rep)
@@ -173,15 +199,17 @@ def _measure_warm(count: int, reps: int, root: Path, anchor: Anchor, store: Chec
         touch(root, [target], rep + 1000)  # what the file tool then writes
         changed = rng.sample(range(count), 10)
         touch(root, changed, rep)
-        ten.append(timed(anchor.checkpoint))
+        ten.append(timed(anchor.checkpoint, ten_cpu))
         ours_cmd.append(timed(lambda: store.create(None, label="before command")))
-        ours_scan.append(timed(lambda: scanner.create(None, label="before command")))
+        ours_scan.append(timed(lambda: scanner.create(None, label="before command"), scan_cpu))
+        ours_python.append(timed(lambda: python_scanner.create(None, label="before command")))
     store_growth, anchor_growth = _storage(root, anchor, root.parent / f"edits{count}")
     repo_bytes = sum(os.lstat(os.path.join(f, n)).st_size
                      for f, _d, names in os.walk(root) for n in names)
     med = statistics.median
     return Row(count, anchor_first, ours_first, med(one), med(ours_file), med(ten), med(ours_cmd),
-               med(ours_scan), store_growth, anchor_growth, repo_bytes)
+               med(ours_scan), med(ours_python), med(ten_cpu), med(scan_cpu), store_growth,
+               anchor_growth, repo_bytes)
 
 
 def _storage(root: Path, anchor: Anchor, state: Path) -> tuple[int, int]:
@@ -213,6 +241,15 @@ def print_tables(rows: list[Row]) -> None:
         print(f"| {r.files:,} | {r.anchor_first:,.0f} | {r.ours_first:,.0f} | {r.anchor_one:.1f} | "
               f"{r.ours_file:.2f} | 1/{r.anchor_one / r.ours_file:.0f} | {r.anchor_ten:.1f} | "
               f"{r.ours_command:.2f} | 1/{r.anchor_ten / r.ours_command:.0f} | {r.ours_scan:.0f} |")
+    print("\n### Full-scan fallback (no watcher) against the anchor, 10 files touched (median)\n")
+    print("| files | anchor ms | fallback by find, ms | vs anchor | Python walk, ms | vs anchor | "
+          "anchor CPU ms | fallback CPU ms | CPU vs anchor |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for r in rows:
+        print(f"| {r.files:,} | {r.anchor_ten:.0f} | {r.ours_scan:.0f} | "
+              f"{r.ours_scan / r.anchor_ten:.2f} | {r.ours_scan_python:.0f} | "
+              f"{r.ours_scan_python / r.anchor_ten:.2f} | {r.anchor_ten_cpu:.0f} | "
+              f"{r.ours_scan_cpu:.0f} | {r.ours_scan_cpu / r.anchor_ten_cpu:.2f} |")
     print("\n### Memory (resident, MiB) of the process holding the store, watcher on\n")
     print("| files | before opening | after the baseline |")
     print("|---:|---:|---:|")

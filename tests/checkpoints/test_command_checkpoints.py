@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from intentd.daemon.checkpoints import CheckpointStore, capture
+from intentd.daemon.checkpoints import CheckpointStore, capture, walk
 from intentd.daemon.policy.ignore import IgnoreRules as PolicyIgnore
 
 from .conftest import StoreFactory, tree, write
@@ -25,6 +25,13 @@ def scans(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         return real(root, rules, folder)  # type: ignore[arg-type]
 
     monkeypatch.setattr(capture, "scan", counting)
+    real_walk = walk.FindWalker.walk
+
+    def counting_walk(self: walk.FindWalker, known: object) -> object:
+        seen.append("")  # the whole workspace, listed by find
+        return real_walk(self, known)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(walk.FindWalker, "walk", counting_walk)
     return seen
 
 
