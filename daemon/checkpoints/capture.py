@@ -48,7 +48,8 @@ class Capturer:
         self._rules = rules
         self._recorder = recorder
         self._tracker = tracker
-        self._walker = FindWalker(root, rules)
+        # Without a watcher every command checkpoint is a full scan: remember the last one.
+        self._walker = FindWalker(root, rules, remember=tracker is None)
 
     def capture(
         self,

@@ -63,11 +63,16 @@ def gnu_find() -> str | None:
 
 
 class FindWalker:
-    """Walks one workspace; remembers what its last whole walk accepted, and under which rules."""
+    """Walks one workspace; remembers what its last whole walk accepted, and under which rules.
 
-    def __init__(self, root: str, rules: CheckpointIgnore) -> None:
+    remember=False keeps nothing between walks (every entry's ignore rules are checked each
+    time): for a store whose watcher makes full scans rare, the memory is worth more.
+    """
+
+    def __init__(self, root: str, rules: CheckpointIgnore, remember: bool = True) -> None:
         self._root = root
         self._rules = rules
+        self._remember = remember
         self._files: set[str] = set()    # accepted by the last walk (not ignored)
         self._dirs: set[str] = set()     # walked into by the last walk
         self._ignored: list[str] = []    # folders the last walk found ignored
@@ -89,8 +94,9 @@ class FindWalker:
                 return None
             walk, dirs, ignored = self._filter(listing, known, trusted=False)
             walk.digest = rules_digest(walk.gitignores, exclude, extra)
-        self._files, self._dirs, self._ignored = walk.present, dirs, ignored
-        self._digest = walk.digest
+        if self._remember:
+            self._files, self._dirs, self._ignored = walk.present, dirs, ignored
+            self._digest = walk.digest
         return walk
 
     def _list(self) -> Listing | None:

@@ -74,10 +74,11 @@ def test_the_first_walk_finds_what_the_python_scan_finds(tree: Path) -> None:
     assert set(walk.changed) == walk.present  # nothing recorded yet: every file is to be read
 
 
+@pytest.mark.parametrize("remember", [True, False])
 def test_a_later_walk_reports_only_what_changed_and_stays_exact(
-        tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        tree: Path, monkeypatch: pytest.MonkeyPatch, remember: bool) -> None:
     rules = rules_for(tree)
-    walker = FindWalker(str(tree), rules)
+    walker = FindWalker(str(tree), rules, remember=remember)
     first = walker.walk({})
     assert first is not None
     known = recorded(tree, first.present)
@@ -100,10 +101,11 @@ def test_a_later_walk_reports_only_what_changed_and_stays_exact(
     assert "src/deep/b.py" not in walk.present
 
 
-def test_a_changed_rule_is_checked_against_every_file_again(tree: Path) -> None:
+@pytest.mark.parametrize("remember", [True, False])
+def test_a_changed_rule_is_checked_against_every_file_again(tree: Path, remember: bool) -> None:
     hidden = {"secret"}
     rules = rules_for(tree, hidden)
-    walker = FindWalker(str(tree), rules)
+    walker = FindWalker(str(tree), rules, remember=remember)
     first = walker.walk({})
     assert first is not None
     known = recorded(tree, first.present)
