@@ -134,6 +134,8 @@ def test_json_edits_keep_every_other_byte() -> None:
     grown = append_item(text, ("b", "c"), {"d": 1})
     assert parse(grown).value == {"a": [1, 2], "b": {"x": [], "c": [{"d": 1}]}}
     assert remove_items(grown, ("b",), lambda item: item == {"d": 1}) == text
+    marked = "\ufeff" + text  # a byte-order mark stays where it was
+    assert remove_items(append_item(marked, ("b", "c"), 1), ("b",), lambda i: i == 1) == marked
     with pytest.raises(JsonEditError):
         append_item('{"a": 1}', ("a", "b"), 1)
     with pytest.raises(JsonEditError):

@@ -47,8 +47,9 @@ def parse(text: str, comments: bool = False) -> Node:
     """The document's root value, with positions; JsonEditError when it is not JSON (with
     `comments`, `//` and `/* */` comments are allowed where space is)."""
     space = _SPACE_AND_COMMENTS if comments else _SPACE
+    start = 1 if text.startswith("\ufeff") else 0  # a byte-order mark some editors write
     try:
-        node = _value(text, _skip(text, 0, space), space)
+        node = _value(text, _skip(text, start, space), space)
     except (ValueError, IndexError) as exc:
         raise JsonEditError(f"not valid JSON: {exc}") from None
     end = _skip(text, node.end, space)
