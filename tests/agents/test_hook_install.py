@@ -134,6 +134,10 @@ def test_json_edits_keep_every_other_byte() -> None:
     grown = append_item(text, ("b", "c"), {"d": 1})
     assert parse(grown).value == {"a": [1, 2], "b": {"x": [], "c": [{"d": 1}]}}
     assert remove_items(grown, ("b",), lambda item: item == {"d": 1}) == text
+    windows = CURSOR_HOOKS.replace("\n", "\r\n")  # line ends as the file has them
+    grown = append_item(windows, ("hooks", "stop"), {"command": "x"})
+    assert "\n" not in grown.replace("\r\n", "")
+    assert remove_items(grown, ("hooks",), lambda item: item == {"command": "x"}) == windows
     marked = "\ufeff" + text  # a byte-order mark stays where it was
     assert remove_items(append_item(marked, ("b", "c"), 1), ("b",), lambda i: i == 1) == marked
     with pytest.raises(JsonEditError):

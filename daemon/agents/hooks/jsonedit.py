@@ -131,10 +131,10 @@ def _unit(text: str) -> str:
     return "  "
 
 
-def _render(value: Any, indent: str, unit: str, pretty: bool) -> str:
+def _render(value: Any, indent: str, unit: str, pretty: bool, newline: str) -> str:
     if not pretty:
         return json.dumps(value, ensure_ascii=False)
-    return json.dumps(value, indent=unit, ensure_ascii=False).replace("\n", "\n" + indent)
+    return json.dumps(value, indent=unit, ensure_ascii=False).replace("\n", newline + indent)
 
 
 def _insert(text: str, container: Node, piece: Any, key: str | None) -> str:
@@ -145,18 +145,19 @@ def _insert(text: str, container: Node, piece: Any, key: str | None) -> str:
               else [child.start for child in container.items])
     pretty = "\n" in text[container.start:container.end] or not children and "\n" in text
     unit = _unit(text)
+    nl = "\r\n" if "\r\n" in text else "\n"  # the file's own line ends
     if children:
         indent = _line_indent(text, firsts[-1]) if pretty else ""
     else:
         indent = _line_indent(text, container.start) + unit if pretty else ""
     head = f"{json.dumps(key, ensure_ascii=False)}: " if key is not None else ""
-    body = head + _render(piece, indent, unit, pretty)
+    body = head + _render(piece, indent, unit, pretty, nl)
     if children:
         at = children[-1].end
-        joint = f",\n{indent}" if pretty else ", "
+        joint = f",{nl}{indent}" if pretty else ", "
         return text[:at] + joint + body + text[at:]
     close = container.end - 1
-    inner = f"\n{indent}{body}\n{_line_indent(text, container.start)}" if pretty else body
+    inner = f"{nl}{indent}{body}{nl}{_line_indent(text, container.start)}" if pretty else body
     return text[:container.start + 1] + inner + text[close:]
 
 
