@@ -160,6 +160,10 @@ def test_gemini_tools_map_onto_the_pipeline(ws: Path, monkeypatch: pytest.Monkey
     assert mapped("run_shell_command", dir_path="src") == (
         "execute_command", {"command": "git status --short", "cwd": "src"}, False)
     assert mapped("glob") == ("list_files", {"path": ".", "recursive": True}, True)
+    # a pattern that leaves the folder is judged as a listing of where it goes
+    assert mapped("glob", pattern="../**/*.env") == ("list_files",
+                                                    {"path": "..", "recursive": True}, True)
+    assert mapped("glob", pattern="/etc/*.conf")[1] == {"path": "/etc", "recursive": True}
     assert mapped("list_directory") == ("list_files", {"path": "src"}, True)
     grep = mapped("grep_search")
     assert grep[0] == "execute_command" and grep[2] and "rg --file - -- src" in grep[1]["command"]

@@ -114,8 +114,7 @@ class GeminiAdapter(Adapter):
         if tool_name == "list_directory":
             return list_files(_join(cwd, _first(data, "dir_path", "path")) or cwd or ".")
         if tool_name == "glob":
-            return list_files(_join(cwd, _first(data, "dir_path", "path")) or cwd or ".",
-                              recursive=True)
+            return glob_call(data, cwd)
         if tool_name in SEARCH_TOOLS:
             return ripgrep_call(data.get("pattern"), _first(data, "dir_path", "path"), cwd)
         if tool_name == "read_many_files":
@@ -167,6 +166,19 @@ def qualified_name(tool_name: str, mcp_context: Any) -> str:
         if server and tool:
             return f"{MCP_PREFIX}{server}__{tool}"
     return tool_name
+
+
+def glob_call(data: dict[str, Any], cwd: str | None) -> Mapped:
+    """`glob`: a recursive listing of its folder, or of the pattern's fixed part when that
+    leaves the folder (`../**`, `/etc/**`): the listing judged is the one Gemini makes."""
+    where = _join(cwd, _first(data, "dir_path", "path")) or cwd or "."
+    pattern = data.get("pattern")
+    if isinstance(pattern, str) and isinstance(where, str):
+        wild = _GLOB_CHARS.search(pattern)
+        fixed = os.path.dirname(pattern[:wild.start()] if wild else pattern)
+        if fixed and (os.path.isabs(fixed) or ".." in fixed.split("/")):
+            where = os.path.normpath(os.path.join(where, fixed))
+    return list_files(where, recursive=True)
 
 
 def replace_call(path: Any, data: dict[str, Any]) -> Mapped:
