@@ -45,7 +45,56 @@ class Intent(Message):
     extra: dict[str, Any] = field(default_factory=dict, metadata=OMIT_EMPTY)
 
 
+# -- the connection ----------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class SandboxInfo(Message):
+    confined: bool  # false: commands run unconfined, `summary` says why
+    landlock_abi: int
+    summary: str
+
+
+@dataclass(frozen=True)
+class Initialized(Message):
+    protocol_version: int
+    server: str
+    pid: int
+    sandbox: SandboxInfo
+    agent_process: AgentProcessNote | None = field(default=None, metadata=OMIT_EMPTY)
+
+
+@dataclass(frozen=True)
+class Subscribed(Message):
+    subscribed: tuple[str, ...]
+    approver: bool  # this connection answers approvals
+    approvers: int
+
+
+@dataclass(frozen=True)
+class Closed(Message):
+    closed: bool
+
+
 # -- a call ------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ToolInfo(Message):
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+    kind: str  # read | edit | command | meta
+
+
+@dataclass(frozen=True)
+class ToolsList(Message):
+    tools: tuple[ToolInfo, ...]
+
+
+@dataclass(frozen=True)
+class Reported(Message):
+    recorded: bool
+    scope_audit: dict[str, Any] = field(default_factory=dict, metadata=OMIT_EMPTY)
+
 
 @dataclass(frozen=True)
 class Decision(Message):
@@ -137,6 +186,13 @@ class ApprovalsList(Message):
 
 
 @dataclass(frozen=True)
+class Responded(Message):
+    resolved: bool
+    answered: tuple[str, ...]  # those still waiting when the answer came
+    grant: dict[str, Any] = field(default_factory=dict, metadata=OMIT_EMPTY)  # added | queued
+
+
+@dataclass(frozen=True)
 class ApproversChanged(Message):
     approvers: int
 
@@ -208,6 +264,43 @@ class LedgerPage(Message):
 
 
 @dataclass(frozen=True)
+class ChainReport(Message):
+    """`ledger/verify`: whether the ledger's hash chain holds, and its first break."""
+
+    ok: bool
+    lines: int
+    chained: int
+    unchained: int  # lines written before the chain began
+    problem: str | None
+    kind: str | None  # changed | removed | inserted | damaged
+    at: str | None  # the line the problem names (`ledger.2.jsonl:17`)
+    torn: str | None  # a last line cut short by a crash: not a break
+    head_seq: int
+    notes: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class BlameAuthor(Message):
+    call_id: str
+    intent_id: str | None
+    session: str | None
+    agent: str | None
+    tool: str | None
+    time: str | None
+    intent_name: str | None
+
+
+@dataclass(frozen=True)
+class Blame(Message):
+    """`trace/blame`: for each line of a file now, the call that last wrote it."""
+
+    path: str
+    lines: int
+    runs: tuple[tuple[int, int, int | None], ...]  # first line, last line, index in authors
+    authors: tuple[BlameAuthor, ...]
+
+
+@dataclass(frozen=True)
 class ToolStarted(Message):
     call_id: str
     session_id: str
@@ -265,6 +358,15 @@ class FileDiff(Message):
 @dataclass(frozen=True)
 class CheckpointsDiff(Message):
     diffs: tuple[FileDiff, ...]
+
+
+@dataclass(frozen=True)
+class Restored(Message):
+    checkpoint_id: str
+    safety_checkpoint_id: str  # restoring it undoes the restore
+    restored: tuple[str, ...]
+    deleted: tuple[str, ...]
+    skipped: tuple[tuple[str, str], ...]  # (path, why) left alone
 
 
 @dataclass(frozen=True)
@@ -352,6 +454,15 @@ class IntentsError(Message):
 # -- which method answers with which shape -----------------------------------------------------
 
 RESULTS: dict[str, type[Shape]] = {
+    protocol.INITIALIZE: Initialized,
+    protocol.SESSIONS_CLOSE: Closed,
+    protocol.EVENTS_SUBSCRIBE: Subscribed,
+    protocol.TOOLS_LIST: ToolsList,
+    protocol.TOOLS_REPORT: Reported,
+    protocol.APPROVALS_RESPOND: Responded,
+    protocol.CHECKPOINTS_RESTORE: Restored,
+    protocol.LEDGER_VERIFY: ChainReport,
+    protocol.TRACE_BLAME: Blame,
     protocol.TOOLS_CALL: CallAnswer,
     protocol.TOOLS_AUTHORIZE: CallAnswer,
     protocol.INTENTS_SELECT: IntentSelected,

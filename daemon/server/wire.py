@@ -7,11 +7,14 @@ agree with them, which tests/server/test_wire_shapes.py checks.
 
 from __future__ import annotations
 
-from intentd.daemon.checkpoints.model import Checkpoint, Coverage, FileDiff
+from intentd.daemon.checkpoints.model import Checkpoint, Coverage, FileDiff, RestoreResult
 from intentd.daemon.engine.intents import Intent
 from intentd.daemon.engine.session import Session
 from intentd.daemon.engine.workspace import WorkspaceConfig
 from intentd.daemon.protocol import messages as m
+from intentd.daemon.sandbox.status import SandboxStatus
+from intentd.daemon.trace.blame import Author
+from intentd.daemon.trace.chain import ChainReport
 from intentd.daemon.utils.yamlfile import ConfigError
 
 
@@ -55,3 +58,29 @@ def coverage(item: Coverage) -> m.WatchCoverage:
 
 def file_diff(item: FileDiff) -> m.FileDiff:
     return m.FileDiff(path=item.path, status=item.status, unified=item.unified)
+
+
+def restored(item: RestoreResult) -> m.Restored:
+    return m.Restored(checkpoint_id=item.checkpoint_id,
+                      safety_checkpoint_id=item.safety_checkpoint_id,
+                      restored=tuple(item.restored), deleted=tuple(item.deleted),
+                      skipped=tuple(item.skipped))
+
+
+def sandbox(status: SandboxStatus) -> m.SandboxInfo:
+    return m.SandboxInfo(confined=status.available, landlock_abi=status.abi,
+                         summary=status.summary)
+
+
+def chain_report(report: ChainReport) -> m.ChainReport:
+    return m.ChainReport(ok=report.ok, lines=report.lines, chained=report.chained,
+                         unchained=report.unchained, problem=report.problem, kind=report.kind,
+                         at=str(report.at) if report.at else None,
+                         torn=str(report.torn) if report.torn else None,
+                         head_seq=report.head_seq, notes=tuple(report.notes))
+
+
+def blame_author(author: Author, intent_name: str | None) -> m.BlameAuthor:
+    return m.BlameAuthor(call_id=author.call_id, intent_id=author.intent_id,
+                         session=author.session, agent=author.agent, tool=author.tool,
+                         time=author.time, intent_name=intent_name)

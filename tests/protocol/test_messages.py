@@ -54,7 +54,7 @@ JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_
 
 
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda s: s.__name__)
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=25, deadline=None)
 @given(data=st.data())
 def test_untrusted_json_never_raises(shape: type[Shape], data: st.DataObject) -> None:
     names = [f.name for f in dataclasses.fields(shape)]  # type: ignore[arg-type]

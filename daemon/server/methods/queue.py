@@ -39,10 +39,8 @@ def register(table: MethodTable, core: DaemonCore) -> None:
                                                decision == protocol.APPROVE,
                                                feedback[:10_000] if feedback else None,
                                                conn.client_name)
-        answer: dict[str, Any] = {"resolved": True, "answered": answered}
-        if grant is not None:
-            answer["grant"] = _keep(conn, grant)
-        return answer
+        return messages.Responded(resolved=True, answered=tuple(answered),
+                                  grant=_keep(conn, grant) if grant is not None else {}).to_json()
 
     def _chosen_ids(params: Params) -> list[str]:
         raw = params.raw.get("approval_ids")
@@ -134,8 +132,8 @@ def register(table: MethodTable, core: DaemonCore) -> None:
         core.bus.subscribers.add(conn)
         approver = _is_approver(conn, params)
         core.approvals.set_approver(conn, approver)
-        return {"subscribed": sorted(conn.subscriptions), "approver": approver,
-                "approvers": len(core.approvals.approvers)}
+        return messages.Subscribed(subscribed=tuple(sorted(conn.subscriptions)), approver=approver,
+                                   approvers=len(core.approvals.approvers)).to_json()
 
     def _is_approver(conn: Any, params: Params) -> bool:
         """Subscribed to approval requests, says it answers them (the app says so by being the

@@ -23,12 +23,11 @@ def register(table: MethodTable, core: DaemonCore) -> None:
             raise MethodError(protocol.UNSUPPORTED_VERSION, f"protocol version {version!r} is not "
                            f"supported; this daemon speaks {protocol.PROTOCOL_VERSION}")
         conn.client_name = str(params.raw.get("client", "client"))[:100]
-        answer: dict[str, Any] = {"protocol_version": protocol.PROTOCOL_VERSION,
-                                  "server": f"intentd {__version__}", "pid": os.getpid(),
-                                  "sandbox": sandbox_status().to_json()}
-        if "agent_process" in params.raw:
-            answer["agent_process"] = _record_agent(conn, params, conn.client_name).to_json()
-        return answer
+        return m.Initialized(
+            protocol_version=protocol.PROTOCOL_VERSION, server=f"intentd {__version__}",
+            pid=os.getpid(), sandbox=wire.sandbox(sandbox_status()),
+            agent_process=(_record_agent(conn, params, conn.client_name)
+                           if "agent_process" in params.raw else None)).to_json()
 
     async def sessions_open(conn: Any, params: Params) -> dict[str, Any]:
         workspace = core.workspace(params)
@@ -47,7 +46,7 @@ def register(table: MethodTable, core: DaemonCore) -> None:
 
     async def sessions_close(conn: Any, params: Params) -> dict[str, Any]:
         conn.close_session(core.session(params))
-        return {"closed": True}
+        return m.Closed(closed=True).to_json()
 
     async def sessions_list(conn: Any, params: Params) -> dict[str, Any]:
         root = core.workspace(params).root_str if params.raw.get("workspace") else None

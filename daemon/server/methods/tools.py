@@ -40,8 +40,10 @@ def _answer(outcome: Outcome) -> messages.CallAnswer:
 
 def register(table: MethodTable, core: DaemonCore) -> None:
     async def tools_list(conn: Any, params: Params) -> dict[str, Any]:
-        return {"tools": [{**tool.to_anthropic(), "kind": tool.kind.value}
-                          for tool in BUILTIN_TOOLS.values()]}
+        return messages.ToolsList(tools=tuple(
+            messages.ToolInfo(name=tool.name, description=tool.description,
+                              input_schema=dict(tool.schema), kind=tool.kind.value)
+            for tool in BUILTIN_TOOLS.values())).to_json()
 
     async def tools_call(conn: Any, params: Params) -> dict[str, Any]:
         session = core.session(params)
@@ -67,7 +69,7 @@ def register(table: MethodTable, core: DaemonCore) -> None:
                            "session awaiting its report", {"param": "call_id"})
         audit = outcome.result.data.get("scope_audit") if outcome.result else None
         # what the scope audit found and undid; its message is for the hook to hand the agent
-        return {"recorded": True, **({"scope_audit": audit} if audit else {})}
+        return messages.Reported(recorded=True, scope_audit=audit or {}).to_json()
 
     for name, handler in [(protocol.TOOLS_LIST, tools_list), (protocol.TOOLS_CALL, tools_call),
                           (protocol.TOOLS_AUTHORIZE, tools_authorize),

@@ -7,6 +7,8 @@ from typing import Any
 
 from intentd.daemon import protocol
 from intentd.daemon.engine.workspace import Workspace
+from intentd.daemon.protocol import messages
+from intentd.daemon.server import wire
 from intentd.daemon.server.core import DaemonCore
 from intentd.daemon.server.rpc import MethodTable, Params, bad_params
 from intentd.daemon.trace.blame import BlameLine, blame
@@ -24,8 +26,7 @@ def register(table: MethodTable, core: DaemonCore) -> None:
         # The head is read first: lines appended during the walk only make the files run past it.
         seq, digest = ledger.head()
         report = await core.in_thread(lambda: against_head(verify(ledger.path), seq, digest))
-        result: dict[str, Any] = report.to_json()
-        return result
+        return wire.chain_report(report).to_json()
 
     async def trace_blame(conn: Any, params: Params) -> dict[str, Any]:
         workspace = core.workspace(params)
@@ -58,23 +59,23 @@ def _inside(workspace: Workspace, given: str) -> Path:
 
 
 def _runs(workspace: Workspace, path: Path, lines: list[BlameLine]) -> dict[str, Any]:
-    """Consecutive lines by the same call as one run: [first line, last line, author index]."""
-    authors: list[dict[str, Any]] = []
+    """Consecutive lines by the same call as one run: (first line, last line, author index)."""
+    authors: list[messages.BlameAuthor] = []
     index: dict[str, int] = {}
     names = {i.id: i.name for i in workspace.config.intents.intents}
-    runs: list[list[int | None]] = []
+    runs: list[tuple[int, int, int | None]] = []
     for line in lines:
         at: int | None = None
         if line.author is not None:
             key = line.author.call_id + "\0" + (line.author.time or "")
             if key not in index:
                 index[key] = len(authors)
-                authors.append({**line.author.to_json(),
-                                "intent_name": names.get(line.author.intent_id or "")})
+                authors.append(wire.blame_author(line.author,
+                                                 names.get(line.author.intent_id or "")))
             at = index[key]
         if runs and runs[-1][2] == at and runs[-1][1] == line.number - 1:
-            runs[-1][1] = line.number
+            runs[-1] = (runs[-1][0], line.number, at)
         else:
-            runs.append([line.number, line.number, at])
-    return {"path": path.relative_to(workspace.root).as_posix(), "lines": len(lines),
-            "runs": runs, "authors": authors}
+            runs.append((line.number, line.number, at))
+    return messages.Blame(path=path.relative_to(workspace.root).as_posix(), lines=len(lines),
+                          runs=tuple(runs), authors=tuple(authors)).to_json()

@@ -52,13 +52,12 @@ def register(table: MethodTable, core: DaemonCore) -> None:
     async def checkpoints_restore(conn: Any, params: Params) -> dict[str, Any]:
         done = await checkpoint_op(params, "restore", params.text("checkpoint_id"),
                                    path=params.opt_text("path"))
-        result: dict[str, Any] = done.to_json()
         # The safety checkpoint is one like any other: every view shows it at once.
         safety = await checkpoint_op(params, "get", done.safety_checkpoint_id)
         core.bus.publish(protocol.CHECKPOINTS_CREATED, m.CheckpointCreated(
             workspace=core.workspace(params).root_str, checkpoint_id=safety.id,
             label=safety.label, coverage=safety.coverage).to_json())
-        return result
+        return wire.restored(done).to_json()
 
     def settings_answer(workspace: Workspace) -> dict[str, Any]:
         return {**settings_json(workspace), "pending": requests.listing(workspace.root_str)}
