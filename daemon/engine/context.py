@@ -38,21 +38,18 @@ class CallContext:
 
     def take(self, found: Finding) -> None:
         """What a stage found, for the stages after it (the pipeline's job, never a stage's)."""
+        if found.tool is not None:  # validate's: the call as resolved
+            self.tool, self.paths, self.cwd = found.tool, found.paths or (), found.cwd
         if found.name is not None:
             self.name = found.name
         if found.args is not None:
             self.args = found.args
-        if found.tool is not None:
-            self.tool = found.tool
-        if found.paths is not None:
-            self.paths = found.paths
-        if found.cwd is not None:
-            self.cwd = found.cwd
         if found.intent is not None:
             self.intent = found.intent
         if found.must_ask is not None:
             self.must_ask = found.must_ask
-        self.not_auto.extend(found.not_auto)
+        if found.not_auto:
+            self.not_auto.extend(found.not_auto)
         if found.tally is not None:
             self.tally = found.tally if self.tally is None else self.tally.merged(found.tally)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 import secrets
 from collections import deque
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from enum import Enum
 
 from intentd.daemon.engine.workspace import Workspace
@@ -19,11 +19,12 @@ class Mode(str, Enum):
 _counter = itertools.count(1)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Tally:
     """What counting one call changes in its session. Stages work it out while deciding; the
     session takes it once, when the call is counted (Session.count), so a dry decision or a
-    recheck of an approved call changes nothing."""
+    recheck of an approved call changes nothing. A value, never changed once made (not frozen:
+    see Finding)."""
 
     key: str | None = None           # the call's canonical text, appended to the recent calls
     same_in_row: int = 0             # how many times in a row that call has now been made
@@ -33,9 +34,9 @@ class Tally:
     def merged(self, later: Tally | None) -> Tally:
         if later is None:
             return self
-        repetition = self if later.key is None and not later.restart else later
+        rep = self if later.key is None and not later.restart else later
         auto = later.auto_in_row if later.auto_in_row is not None else self.auto_in_row
-        return replace(repetition, auto_in_row=auto)
+        return Tally(rep.key, rep.same_in_row, rep.restart, auto)
 
 
 def new_session_id() -> str:

@@ -22,9 +22,11 @@ if TYPE_CHECKING:
     from intentd.daemon.utils.paths import ResolvedPath
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Finding:
-    """A stage's word on a call (`decision`, None to let it pass) and what it found on the way."""
+    """A stage's word on a call (`decision`, None to let it pass) and what it found on the way.
+    A value: made by the stage, read by the pipeline, never changed (not frozen only because a
+    frozen dataclass costs three times as much to make, and every call makes several)."""
 
     decision: Decision | None = None
     # validate: the call as resolved; the name and arguments as they can be recorded

@@ -21,7 +21,7 @@ GIT_CONTENT_READERS = {"grep", "log", "show", "diff", "blame", "cat-file", "arch
 class AccessStage:
     name = "access"
 
-    def check(self, ctx: CallContext) -> Decision | Finding:
+    def check(self, ctx: CallContext) -> Decision | Finding | None:
         """Refuses an ignored path; returns why auto-approval is off (an external path, a
         command that names or walks what the ignore rules hide) for the approval stage."""
         not_auto: list[str] = []
@@ -41,7 +41,7 @@ class AccessStage:
                                 for walk in verdict.analysis.walks)
             cwd = ctx.cwd.absolute if ctx.cwd else ctx.root
             not_auto.extend(planted_git_config(ctx.root, cwd, verdict.analysis.git_dirs))
-        return Finding(not_auto=tuple(not_auto))
+        return Finding(not_auto=tuple(not_auto)) if not_auto else None
 
 
 def _walkers(commands: list[tuple[str, ...]]) -> list[str]:
