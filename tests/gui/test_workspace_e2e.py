@@ -131,4 +131,5 @@ def test_an_auto_approve_switch_is_sent_to_the_daemon(
     with Client(daemon.socket_path, timeout=10) as client:
         qtbot.waitUntil(lambda: client.call(protocol.SETTINGS_GET, {"workspace": str(project)})
                         ["overrides"]["auto_approve"].get("edit") is True, timeout=5000)
-    assert edits.isChecked() and "overrides" in edits.toolTip()
+    # the daemon has it; the app shows it once its own answer comes back
+    qtbot.waitUntil(lambda: edits.isChecked() and "overrides" in edits.toolTip(), timeout=5000)
