@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from tests.agents.fake_http import LoopbackServer, QuietHandler
 
 
 @dataclass
@@ -66,29 +67,14 @@ def sse_events(turn: Turn, model: str) -> Iterator[tuple[str, dict[str, Any]]]:
     yield "message_stop", {"type": "message_stop"}
 
 
-class FakeMessagesAPI:
+class FakeMessagesAPI(LoopbackServer):
     """`POST /v1/messages` answers the next scripted reply; every request body is kept."""
 
     def __init__(self, script: list[Turn | ErrorReply]) -> None:
         self.script = list(script)
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
-        self._lock = threading.Lock()
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        host, port = self.server.server_address[:2]
-        return f"http://{host!s}:{port}"
-
-    def __enter__(self) -> FakeMessagesAPI:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        super().__init__()
 
     def _next(self, body: dict[str, Any], headers: dict[str, str]) -> Turn | ErrorReply:
         with self._lock:
@@ -101,44 +87,21 @@ class FakeMessagesAPI:
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         api = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
+        class Handler(QuietHandler):
             def do_POST(self) -> None:
-                length = int(self.headers.get("content-length", 0))
-                body = json.loads(self.rfile.read(length) or b"{}")
+                body = json.loads(self.read_body() or b"{}")
                 if not self.path.startswith("/v1/messages"):
-                    return self._json(404, {"type": "error", "error": {
+                    return self.send_json(404, {"type": "error", "error": {
                         "type": "not_found_error", "message": f"no route {self.path}"}})
                 reply = api._next(body, {k.lower(): v for k, v in self.headers.items()})
                 if isinstance(reply, ErrorReply):
-                    return self._json(reply.status, {"type": "error", "error": {
+                    return self.send_json(reply.status, {"type": "error", "error": {
                         "type": reply.error_type, "message": reply.message}}, reply.headers)
+                model = body.get("model", "?")
                 if body.get("stream"):
-                    return self._stream(reply, body.get("model", "?"))
-                return self._json(200, _message_json(reply, body.get("model", "?")))
-
-            def _json(self, status: int, payload: dict[str, Any],
-                      headers: dict[str, str] | None = None) -> None:
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(data)))
-                for key, value in (headers or {}).items():
-                    self.send_header(key, value)
-                self.end_headers()
-                self.wfile.write(data)
-
-            def _stream(self, turn: Turn, model: str) -> None:
-                self.send_response(200)
-                self.send_header("content-type", "text/event-stream")
-                self.send_header("cache-control", "no-cache")
-                self.end_headers()
-                for name, data in sse_events(turn, model):
-                    self.wfile.write(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
-                    self.wfile.flush()
-                self.close_connection = True
+                    return self.send_events(f"event: {name}\ndata: {json.dumps(data)}\n\n"
+                                            for name, data in sse_events(reply, model))
+                return self.send_json(200, _message_json(reply, model))
 
         return Handler
 

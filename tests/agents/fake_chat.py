@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import itertools
 import json
-import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from tests.agents.fake_http import LoopbackServer, QuietHandler
 
 _ids = itertools.count(1)
 
@@ -72,29 +73,15 @@ def sse_chunks(reply: Reply, model: str) -> Iterator[dict[str, Any]]:
         "total_tokens": reply.prompt_tokens + reply.completion_tokens}}
 
 
-class FakeChatAPI:
+class FakeChatAPI(LoopbackServer):
     """`POST /v1/chat/completions` answers the next scripted step; every request body is kept."""
+
+    base_path = "/v1"  # an OpenAI-compatible client appends /chat/completions
 
     def __init__(self, script: list[Step]) -> None:
         self.script = list(script)
         self.requests: list[dict[str, Any]] = []
-        self._lock = threading.Lock()
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        """The base URL an OpenAI-compatible client is given (it appends /chat/completions)."""
-        host, port = self.server.server_address[:2]
-        return f"http://{host!s}:{port}/v1"
-
-    def __enter__(self) -> FakeChatAPI:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        super().__init__()
 
     def tool_results(self) -> dict[str, str]:
         """What the agent sent back for each tool call id, across all requests so far."""
@@ -132,50 +119,28 @@ class FakeChatAPI:
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         api = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
+        class Handler(QuietHandler):
             def do_GET(self) -> None:
                 if self.path.rstrip("/").endswith("/models"):
-                    return self._json(200, {"object": "list", "data": []})
-                return self._json(404, _error("not_found", f"no route {self.path}"))
+                    return self.send_json(200, {"object": "list", "data": []})
+                return self.send_json(404, _error("not_found", f"no route {self.path}"))
 
             def do_POST(self) -> None:
-                length = int(self.headers.get("content-length", 0))
                 try:
-                    body = json.loads(self.rfile.read(length) or b"{}")
+                    body = json.loads(self.read_body() or b"{}")
                 except ValueError:
-                    return self._json(400, _error("invalid_json", "the body is not JSON"))
+                    return self.send_json(400, _error("invalid_json", "the body is not JSON"))
                 if not self.path.startswith("/v1/chat/completions"):
-                    return self._json(404, _error("not_found", f"no route {self.path}"))
+                    return self.send_json(404, _error("not_found", f"no route {self.path}"))
                 reply = api._next(body)
                 if isinstance(reply, ErrorReply):
-                    return self._json(reply.status, _error(reply.code, reply.message))
+                    return self.send_json(reply.status, _error(reply.code, reply.message))
                 model = str(body.get("model", "?"))
                 if body.get("stream"):
-                    return self._stream(reply, model)
-                return self._json(200, _completion_json(reply, model))
-
-            def _json(self, status: int, payload: dict[str, Any]) -> None:
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def _stream(self, reply: Reply, model: str) -> None:
-                self.send_response(200)
-                self.send_header("content-type", "text/event-stream")
-                self.send_header("cache-control", "no-cache")
-                self.end_headers()
-                for chunk in sse_chunks(reply, model):
-                    self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
-                    self.wfile.flush()
-                self.wfile.write(b"data: [DONE]\n\n")
-                self.wfile.flush()
-                self.close_connection = True
+                    return self.send_events(
+                        [*(f"data: {json.dumps(chunk)}\n\n" for chunk in sse_chunks(reply, model)),
+                         "data: [DONE]\n\n"])
+                return self.send_json(200, _completion_json(reply, model))
 
         return Handler
 

@@ -9,11 +9,12 @@ helper questions get a fixed, harmless JSON answer. Every request body is kept.
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from tests.agents.fake_http import LoopbackServer, QuietHandler
 
 FAKE_KEY = "fake-gemini-key"
 
@@ -75,7 +76,7 @@ def helper_answer(body: dict[str, Any]) -> dict[str, Any]:
     return answer
 
 
-class FakeGeminiAPI:
+class FakeGeminiAPI(LoopbackServer):
     """Answers the agent's turns from the script, in order; helper questions out of band."""
 
     def __init__(self, script: Sequence[Turn | ErrorReply]) -> None:
@@ -84,22 +85,7 @@ class FakeGeminiAPI:
         self.helper_requests: list[dict[str, Any]] = []
         self.paths: list[str] = []
         self.headers: list[dict[str, str]] = []
-        self._lock = threading.Lock()
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        host, port = self.server.server_address[:2]
-        return f"http://{host!s}:{port}"
-
-    def __enter__(self) -> FakeGeminiAPI:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        super().__init__()
 
     def _next(self, body: dict[str, Any]) -> Turn | ErrorReply:
         with self._lock:
@@ -122,47 +108,34 @@ class FakeGeminiAPI:
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         api = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(QuietHandler):
             protocol_version = "HTTP/1.1"
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
 
             def do_GET(self) -> None:
                 api.paths.append(f"GET {self.path}")
-                self._json(404, {"error": {"code": 404, "message": f"no route {self.path}",
+                self.send_json(404, {"error": {"code": 404, "message": f"no route {self.path}",
                                            "status": "NOT_FOUND"}})
 
             def do_POST(self) -> None:
-                length = int(self.headers.get("content-length", 0))
-                raw = self.rfile.read(length) if length else b"{}"
-                body = json.loads(raw or b"{}")
+                body = json.loads(self.read_body() or b"{}")
                 api.paths.append(f"POST {self.path}")
                 api.headers.append({k.lower(): v for k, v in self.headers.items()})
                 route = self.path.split("?", 1)[0]
                 model = route.rsplit("/", 1)[-1].split(":", 1)[0]
                 if route.endswith(":countTokens"):
-                    return self._json(200, {"totalTokens": 100})
+                    return self.send_json(200, {"totalTokens": 100})
                 if route.endswith(":generateContent"):
                     api.helper_requests.append(body)
                     answer = json.dumps(helper_answer(body))
-                    return self._json(200, _response([text(answer)], "STOP", model))
+                    return self.send_json(200, _response([text(answer)], "STOP", model))
                 if not route.endswith(":streamGenerateContent"):
-                    return self._json(404, {"error": {"code": 404, "message": "no route",
+                    return self.send_json(404, {"error": {"code": 404, "message": "no route",
                                                       "status": "NOT_FOUND"}})
                 reply = api._next(body)
                 if isinstance(reply, ErrorReply):
-                    return self._json(reply.status, {"error": {
+                    return self.send_json(reply.status, {"error": {
                         "code": reply.status, "message": reply.message, "status": "INTERNAL"}})
                 self._stream(reply, model)
-
-            def _json(self, status: int, payload: dict[str, Any]) -> None:
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
 
             def _stream(self, turn: Turn, model: str) -> None:
                 # each part in its own chunk, the finish reason with the last, as the API does

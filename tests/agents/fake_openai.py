@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import itertools
 import json
-import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from tests.agents.fake_http import LoopbackServer, QuietHandler
 
 _ids = itertools.count(1)
 
@@ -130,30 +131,16 @@ def _deltas(item: dict[str, Any], index: int,
                 "item_id": item["id"], "output_index": index, "delta": raw[start:start + 10]}
 
 
-class FakeResponsesAPI:
+class FakeResponsesAPI(LoopbackServer):
     """`POST /v1/responses` answers the next scripted step; every request is kept."""
+
+    base_path = "/v1"  # the provider's base_url: Codex appends /responses
 
     def __init__(self, script: list[Step]) -> None:
         self.script = list(script)
         self.requests: list[dict[str, Any]] = []
         self.paths: list[str] = []
-        self._lock = threading.Lock()
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        """The provider's base_url (Codex appends `/responses`)."""
-        host, port = self.server.server_address[:2]
-        return f"http://{host!s}:{port}/v1"
-
-    def __enter__(self) -> FakeResponsesAPI:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        super().__init__()
 
     def tool_outputs(self) -> dict[str, str]:
         """Every tool result the agent sent back, by call_id (the last one seen wins)."""
@@ -178,22 +165,18 @@ class FakeResponsesAPI:
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         api = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(QuietHandler):
             protocol_version = "HTTP/1.1"
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
 
             def do_GET(self) -> None:
                 with api._lock:
                     api.paths.append(f"GET {self.path}")
                 if self.path.rstrip("/").endswith("/models"):
-                    return self._json(200, {"object": "list", "data": [], "models": []})
-                return self._json(404, _error("not_found", f"no route {self.path}"))
+                    return self.send_json(200, {"object": "list", "data": [], "models": []})
+                return self.send_json(404, _error("not_found", f"no route {self.path}"))
 
             def do_POST(self) -> None:
-                length = int(self.headers.get("content-length", 0))
-                raw = self.rfile.read(length)
+                raw = self.read_body()
                 try:
                     body = json.loads(raw or b"{}")
                 except ValueError:
@@ -201,34 +184,14 @@ class FakeResponsesAPI:
                 if not self.path.rstrip("/").endswith("/responses"):
                     with api._lock:
                         api.paths.append(f"POST {self.path}")
-                    return self._json(404, _error("not_found", f"no route {self.path}"))
+                    return self.send_json(404, _error("not_found", f"no route {self.path}"))
                 reply = api._next(self.path, body)
                 if isinstance(reply, ErrorReply):
-                    return self._json(reply.status, _error(reply.code, reply.message),
-                                      reply.headers)
-                self._stream(reply, str(body.get("model", "?")))
-
-            def _json(self, status: int, payload: dict[str, Any],
-                      headers: dict[str, str] | None = None) -> None:
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(data)))
-                for key, value in (headers or {}).items():
-                    self.send_header(key, value)
-                self.end_headers()
-                self.wfile.write(data)
-
-            def _stream(self, reply: Reply, model: str) -> None:
-                self.send_response(200)
-                self.send_header("content-type", "text/event-stream")
-                self.send_header("cache-control", "no-cache")
-                self.send_header("connection", "close")
-                self.end_headers()
-                for name, data in sse_events(reply, model):
-                    self.wfile.write(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
-                    self.wfile.flush()
-                self.close_connection = True
+                    return self.send_json(reply.status, _error(reply.code, reply.message),
+                                          reply.headers)
+                self.send_events((f"event: {name}\ndata: {json.dumps(data)}\n\n"
+                                  for name, data in sse_events(reply, str(body.get("model", "?")))),
+                                 {"connection": "close"})
 
         return Handler
 
