@@ -1,13 +1,14 @@
 """Watcher benchmark: the store's own inotify tracker against Watchman, on the same generated trees.
 
-Run: python tests/bench/bench_watchers.py [--sizes 50000,200000] [--reps 15] [--reuse DIR]
+Run: python tests/bench/bench_watchers.py [--sizes 50000,200000] [--reps 15] [--starts 3] [--reuse DIR]
 Prints markdown tables; asserts nothing about the figures. Skips, saying so, without `watchman`.
 
 For each size N: N small files in N/10 folders (bench_checkpoints' generator, 10 files a folder).
   ready   our tracker: InotifyTracker.start() until it is ready (every folder watched), in a child
           process of its own; Watchman: `watch-project` until the first `clock` synced to now, then
-          a first `since` query, answer (its crawl is done). A GNU find listing every path of the
-          tree is timed beside them, as the reference.
+          a first `since` query, answer (its crawl is done). Each is started --starts times, a fresh
+          process each time (the median is shown); a GNU find listing every path of the tree is
+          timed beside them, as the reference.
   memory  our tracker: the child's VmRSS growth across start() (and its peak, VmHWM); Watchman:
           its server's VmRSS (and VmHWM) from /proc/PID/status, less what it held idle. Each side
           also costs the kernel one inotify watch per folder, which no RSS shows.
@@ -114,6 +115,8 @@ class Watchman:
     def __init__(self, scratch: Path) -> None:
         scratch.mkdir(parents=True, exist_ok=True)
         self.sock = str(scratch / "sock")
+        if os.path.exists(self.sock):  # a previous server's, left behind
+            os.unlink(self.sock)
         self.log = scratch / "log"
         self.server = subprocess.Popen(
             ["watchman", "--foreground", "--no-save-state", f"--sockname={self.sock}",
@@ -121,12 +124,16 @@ class Watchman:
              f"--pidfile={scratch / 'pid'}"],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 30
-        while not os.path.exists(self.sock):
+        while True:
+            self.conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            try:
+                self.conn.connect(self.sock)
+                break
+            except OSError:  # not listening yet
+                self.conn.close()
             if self.server.poll() is not None or time.monotonic() > deadline:
                 raise SystemExit(f"watchman did not start; its log:\n{self.log_text()}")
             time.sleep(0.02)
-        self.conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.conn.connect(self.sock)
         self.buffer = b""
         self.pid = int(self.call("get-pid")["pid"])
 
@@ -251,15 +258,29 @@ def median(values: list[float]) -> float:
     return statistics.median(values) if values else float("nan")
 
 
-def measure(base: Path, count: int, reps: int) -> Row:
+def measure(base: Path, count: int, reps: int, starts: int) -> Row:
+    """Each side started `starts` times (the median start is shown); the last start is measured."""
     root = tree(base, count)
     folders = sum(1 for _ in os.walk(root))
     stamp = int(time.time())
-    reference = min(find_s(root) for _ in range(3))
-    print(f"  {count:,} files: our tracker...", file=sys.stderr, flush=True)
-    ours = run_tracker(root, count, reps, stamp)
-    print(f"  {count:,} files: watchman...", file=sys.stderr, flush=True)
-    theirs = run_watchman(root, base / f"watchman-{count}", count, reps, stamp + 10 * reps)
+    reference = statistics.median(find_s(root) for _ in range(starts))
+    ours: dict[str, Any] = {}
+    theirs: dict[str, Any] = {}
+    ours_ready: list[float] = []
+    theirs_ready: list[float] = []
+    theirs_clock: list[float] = []
+    for start in range(starts):
+        last = start == starts - 1
+        print(f"  {count:,} files, start {start + 1}/{starts}: our tracker, then watchman",
+              file=sys.stderr, flush=True)
+        ours = run_tracker(root, count, reps if last else 0, stamp)
+        theirs = run_watchman(root, base / f"watchman-{count}", count, reps if last else 0,
+                              stamp + 10 * reps)
+        ours_ready.append(ours["ready_s"])
+        theirs_ready.append(theirs["ready_s"])
+        theirs_clock.append(theirs["clock_s"])
+    ours["ready_s"] = statistics.median(ours_ready)
+    theirs["ready_s"], theirs["clock_s"] = statistics.median(theirs_ready), statistics.median(theirs_clock)
     return Row(count, folders, reference, ours, theirs)
 
 
@@ -393,6 +414,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--sizes", default="50000,200000")
     parser.add_argument("--reps", type=int, default=15)
+    parser.add_argument("--starts", type=int, default=3, help="starts of each watcher per size")
     parser.add_argument("--reuse", type=Path, default=None, help="keep the generated trees here")
     parser.add_argument("--limit-files", type=int, default=20000, help="tree for the limit check")
     parser.add_argument("--limit", type=int, default=1000, help="watches allowed in the limit check")
@@ -416,13 +438,13 @@ def main() -> None:
         return
     version = subprocess.run(["watchman", "--version"], capture_output=True, text=True).stdout.strip()
     print(f"watchman {version}; Python {sys.version.split()[0]}; {os.cpu_count()} CPUs; "
-          f"{CHANGED} files touched per repetition, {args.reps} repetitions")
+          f"{CHANGED} files touched per repetition, {args.reps} repetitions, {args.starts} starts")
     base = args.reuse or Path(tempfile.mkdtemp(prefix="bench-watch-"))
     base.mkdir(parents=True, exist_ok=True)
     try:
         rows: list[Row] = []
         for count in (int(s) for s in args.sizes.split(",")):
-            rows.append(measure(base, count, args.reps))
+            rows.append(measure(base, count, args.reps, args.starts))
         print_rows(rows)
         if shutil.which("unshare") is None:
             print("\nSKIP the limit check: no unshare(1)")
