@@ -80,6 +80,14 @@ class Capturer:
             self._full_scan(known, meta, result)
         return result
 
+    def recorded(self, paths: Iterable[str]) -> None:
+        """The store recorded these paths: a remembering walk looks at them again."""
+        self._walker.recorded(paths)
+
+    def reset(self) -> None:
+        """The store reloaded its recorded state: walks remember nothing from before."""
+        self._walker.reset()
+
     def _why_scan(self, snapshot: DirtySnapshot | None, prev: Row | None, reliable: bool) -> str:
         if self._tracker is None:
             return "no file watcher"
@@ -175,7 +183,7 @@ class Capturer:
             self._python_scan(known, meta, result)
             return
         stats: dict[str, DiskStat | None] = dict(walk.changed)
-        self._gone(known, (p for p in known if p not in walk.present), stats)
+        self._gone(known, walk.gone, stats)
         stats.update(result.stats)  # named paths keep their own stat
         result.stats = stats
         result.rules_changed = walk.digest != meta.get("rules")

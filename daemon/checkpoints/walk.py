@@ -1,14 +1,19 @@
 """The full-scan fallback's walk, done by GNU find: the tree is listed in C, Python only compares.
 
 A Python walk pays an interpreter round trip per file (scandir entry, lstat, ignore check); at
-50k files that made the fallback slower than `git add -A`. Here one `find` process lists every
-entry with its type, size, mode and mtime, and Python compares those fields with the recorded
-stat cache. Only what does not match is lstat'ed again, so the answer never rests on find's
-text alone.
+50k files that made the fallback slower than `git add -A`. Here `find` lists every entry as one
+record, "type size mode mtime ./path", and Python compares records, not files:
 
-Ignore rules are checked for what the last walk of this process did not already accept (new
-files and folders), as long as the rules' fingerprint is unchanged; when it changed, every
-entry is checked again. Folders the last walk found ignored are pruned by find itself.
+- the first walk (and any walk after the ignore rules changed) compares each record with the
+  text the recorded entry would give (see expected()) and checks the ignore rules;
+- a later walk of a store that keeps its memory (one with no file watcher, where every command
+  checkpoint is a full scan) first drops every record the last walk settled, a set lookup in C
+  per entry. Only the records left (new or changed entries) and the settled records that are gone
+  (deleted or changed entries) are looked at in Python. A .gitignore among them, or a changed
+  .git/info/exclude or policy rule, sends the walk back to checking everything.
+
+Whatever find's text does not vouch for is lstat'ed again, so the answer never rests on it alone,
+and so is every path the store recorded since the last walk (see FindWalker.recorded).
 Where find is not GNU find (no -printf), FindWalker.walk returns None and the caller scans in
 Python.
 """
@@ -20,33 +25,37 @@ import re
 import shutil
 import subprocess
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 
 from .ignore import CheckpointIgnore, Frame, rules_digest
 from .state import DiskStat, Entry, lstat
 
-# Two fields per entry: the path, then "type size mode mtime" as one text, which is compared
-# whole with the text the recorded entry would give (see expected()): one string comparison
-# per unchanged file instead of parsing four numbers.
-PRINTF = "%p\\0%y %s %m %T@\\0"  # %p: "./" and the path, since find runs in the workspace
+# One record per entry: the fields expected() gives, then the path ("./" and the path, since
+# find runs in the workspace). A record is compared whole: one string comparison, or one set
+# lookup, per unchanged file instead of parsing four numbers.
+PRINTF = "%y %s %m %T@ %p\\0"
 MAX_JOBS = 4
-Listing = tuple[list[str], list[str]]  # paths (workspace-relative), and find's attribute texts
 MAX_PRUNED = 64  # ignored folders handed to find; past that find's per-entry tests cost more
 _GLOB_CHARS = re.compile(r"([*?\[\]\\])")
+Known = Mapping[str, tuple[int, Entry]]
 
 
 @dataclass
 class Walk:
-    """present: every file and symlink that is not ignored; changed: those whose recorded stat
-    cache does not vouch for them, lstat'ed; gitignores: (path, mtime_ns, size) of each
-    .gitignore met, as scan() gives them."""
+    """changed: every file and symlink that is not ignored and whose recorded stat cache does not
+    vouch for it, lstat'ed; gone: recorded paths the walk did not find (deleted, ignored now, or
+    no longer a file: the caller looks again); gitignores: (path, mtime_ns, size) of each
+    .gitignore met, as scan() gives them. present: every file and symlink that is not ignored,
+    given only by a walk that checked every record (checked=True)."""
 
-    present: set[str] = field(default_factory=set)
     changed: dict[str, DiskStat] = field(default_factory=dict)
+    gone: set[str] = field(default_factory=set)
     gitignores: list[tuple[str, int, int]] = field(default_factory=list)
     digest: str = ""
+    present: set[str] = field(default_factory=set)
+    checked: bool = True
 
 
 @cache
@@ -63,44 +72,59 @@ def gnu_find() -> str | None:
 
 
 class FindWalker:
-    """Walks one workspace; remembers what its last whole walk accepted, and under which rules.
-
-    remember=False keeps nothing between walks (every entry's ignore rules are checked each
-    time): for a store whose watcher makes full scans rare, the memory is worth more.
-    """
+    """Walks one workspace. With remember=True it keeps the records its last walk settled (and
+    under which rules) so that the next walk looks only at what differs; remember=False keeps
+    nothing between walks: for a store whose watcher makes full scans rare, the memory is
+    worth more."""
 
     def __init__(self, root: str, rules: CheckpointIgnore, remember: bool = True) -> None:
         self._root = root
         self._rules = rules
         self._remember = remember
-        self._files: set[str] = set()    # accepted by the last walk (not ignored)
-        self._dirs: set[str] = set()     # walked into by the last walk
-        self._ignored: list[str] = []    # folders the last walk found ignored
-        self._digest = ""                # the rules' fingerprint the sets above hold for
+        self._settled: set[str] = set()  # records that need no second look while rules hold
+        self._ignored: list[str] = []       # folders the last walk found ignored
+        self._gitignores: list[tuple[str, int, int]] = []
+        self._digest = ""                   # the rules' fingerprint the memory above holds for
+        self._keys = ("", "")               # .git/info/exclude's and the policy's, then
+        self._recorded: set[str] = set()    # paths recorded since the last walk: looked at again
 
-    def walk(self, known: Mapping[str, tuple[int, Entry]]) -> Walk | None:
-        listing = self._list()
-        if listing is None:
-            return None
-        exclude, extra = self._rules.exclude_key(), self._rules.extra_key()
-        trusted = bool(self._digest)
-        walk, dirs, ignored = self._filter(listing, known, trusted)
-        walk.digest = rules_digest(walk.gitignores, exclude, extra)
-        if trusted and walk.digest != self._digest:
-            # A rule changed: list again without pruning what was ignored, check everything.
-            self._ignored = []
-            listing = self._list()
-            if listing is None:
-                return None
-            walk, dirs, ignored = self._filter(listing, known, trusted=False)
-            walk.digest = rules_digest(walk.gitignores, exclude, extra)
+    def recorded(self, paths: Iterable[str]) -> None:
+        """The store recorded these paths outside a walk (or a walk's changes): the next walk
+        lstats them whatever their records say (an entry recorded while its file was being
+        written vouches for nothing)."""
         if self._remember:
-            self._files, self._dirs, self._ignored = walk.present, dirs, ignored
-            self._digest = walk.digest
+            self._recorded.update(paths)
+
+    def reset(self) -> None:
+        """Forget every walk (the store's recorded state was reloaded): the next checks everything."""
+        self._settled, self._ignored, self._gitignores = set(), [], []
+        self._digest, self._recorded = "", set()
+
+    def walk(self, known: Known) -> Walk | None:
+        keys = (self._rules.exclude_key(), self._rules.extra_key())
+        records = self._list()
+        if records is None:
+            return None
+        if self._remember and self._digest and keys == self._keys:
+            walk = self._walk_changes(records, known)
+            if walk is not None:
+                return walk
+        if self._digest:
+            # A rule may have changed: list again without pruning what was ignored, check all.
+            self._ignored = []
+            records = self._list()
+            if records is None:
+                return None
+        walk, settled, ignored = self._walk_all(records, known)
+        walk.digest = rules_digest(walk.gitignores, *keys)
+        if self._remember:
+            self._settled, self._ignored, self._gitignores = settled, ignored, walk.gitignores
+            self._digest, self._keys, self._recorded = walk.digest, keys, set(walk.changed)
         return walk
 
-    def _list(self) -> Listing | None:
-        """Every path find lists and its attributes; None when there is no GNU find or it could not run.
+    def _list(self) -> list[str] | None:
+        """find's records of every entry, in find's order; None when there is no GNU find or it
+        could not run.
 
         The top-level entries are shared among one find per CPU (at most MAX_JOBS), run at
         once: listing is mostly lstat calls, which git's preloaded index also spreads over
@@ -122,63 +146,94 @@ class FindWalker:
         jobs = max(1, min(os.cpu_count() or 1, MAX_JOBS, len(names)))
         runs = [_Find([program, *("./" + n for n in names[i::jobs]), "(", *prune, ")",
                        "-prune", "-o", "-printf", PRINTF], self._root) for i in range(jobs)]
-        paths: list[str] = []
-        attributes: list[str] = []
+        records: list[str] = []
         for run in runs:
             out = run.result()
             if out is None:
                 return None
-            paths += out[0]
-            attributes += out[1]
-        return paths, attributes
+            records += out
+        return records
 
-    def _filter(self, listing: Listing, known: Mapping[str, tuple[int, Entry]],
-                trusted: bool) -> tuple[Walk, set[str], list[str]]:
-        walk, dirs, ignored = Walk(), set(), []
-        trusted_files = self._files if trusted else set()
-        trusted_dirs = self._dirs if trusted else set()
+    def _walk_all(self, records: list[str], known: Known) -> tuple[Walk, set[str], list[str]]:
+        """Check every record: the ignore rules, and the recorded entry's text."""
+        walk, ignored = Walk(), []
         frames: dict[str, Frame | None] = {"": self._rules.root_frame()}
-        new: list[str] = []
-        candidates: list[str] = []
+        files: list[str] = []
+        unsure: dict[str, str] = {}  # path: record, of files find's text cannot vouch for
+        gitignores: list[str] = []
         inside_ignored = ""
-        for rel, attributes in zip(*listing, strict=True):
+        for record in records:
+            attributes, _, rel = record.partition(" ./")
             if inside_ignored:
                 if rel.startswith(inside_ignored):
                     continue  # find lists a folder's contents right after the folder
                 inside_ignored = ""
             kind = attributes[:1]
             if kind == "d":
-                if rel in trusted_dirs or self._rules.frame_in(rel, frames) is not None:
-                    dirs.add(rel)
-                else:
+                if self._rules.frame_in(rel, frames) is None:
                     ignored.append(rel)
                     inside_ignored = rel + "/"
                 continue
             if kind != "f" and kind != "l":
                 continue  # sockets, pipes, devices: scan() leaves them out too
-            if rel in trusted_files:
-                walk.present.add(rel)
-            else:
-                new.append(rel)  # kept() below decides whether it is ignored
+            files.append(rel)
             recorded = known.get(rel)
-            if (recorded is None or attributes != expected(recorded[1])
-                    or rel.endswith(".gitignore")):  # the digest wants its exact lstat
-                candidates.append(rel)
-        walk.present.update(self._rules.kept(new, frames))
-        self._check(candidates, known, walk)
-        return walk, dirs, ignored
+            if recorded is None or attributes != expected(recorded[1]):
+                unsure[rel] = record
+            elif rel.rpartition("/")[2] == ".gitignore":
+                gitignores.append(rel)  # the digest wants its exact lstat
+        walk.present = set(self._rules.kept(files, frames))
+        self._check((rel for rel in (*unsure, *gitignores) if rel in walk.present), known, walk)
+        walk.gone.update(p for p in known if p not in walk.present)
+        settled = set(records)
+        settled.difference_update(unsure.values())
+        return walk, settled, ignored
 
-    def _check(self, candidates: list[str], known: Mapping[str, tuple[int, Entry]],
-               walk: Walk) -> None:
+    def _walk_changes(self, records: list[str], known: Known) -> Walk | None:
+        """Look only at records the last walk did not settle and at settled ones now missing;
+        None when the rules may have changed (a .gitignore among them)."""
+        settled = self._settled
+        fresh = [record for record in records if record not in settled]
+        now = set(records)
+        missing = settled - now
+        if any(record.endswith("/.gitignore") for record in (*fresh, *missing)):
+            return None
+        walk = Walk(gitignores=self._gitignores, digest=self._digest, checked=False)
+        frames: dict[str, Frame | None] = {"": self._rules.root_frame()}
+        files: dict[str, str] = {}
+        for record in fresh:
+            attributes, _, rel = record.partition(" ./")
+            kind = attributes[:1]
+            if kind == "d":
+                if self._rules.frame_in(rel, frames) is None:
+                    self._ignored.append(rel)  # pruned by find next time
+            elif kind == "f" or kind == "l":
+                recorded = known.get(rel)
+                if recorded is None or attributes != expected(recorded[1]):
+                    files[rel] = record
+                else:
+                    files[rel] = ""  # vouched for
+        kept = set(self._rules.kept(files, frames))
+        unsure = {rel: files[rel] for rel in kept if files[rel]}
+        self._check({*unsure, *self._rules.kept(self._recorded, frames)}, known, walk)
+        for record in missing:
+            attributes, _, rel = record.partition(" ./")
+            if attributes[:1] in ("f", "l") and rel not in kept and rel in known:
+                walk.gone.add(rel)
+        now.difference_update(unsure.values())
+        self._settled, self._recorded = now, set(walk.changed)
+        return walk
+
+    def _check(self, candidates: Iterable[str], known: Known, walk: Walk) -> None:
         """lstat what find could not vouch for; keep it when it is (still) a file or a link."""
         for rel in candidates:
-            if rel not in walk.present:
-                continue  # ignored
             st = lstat(os.path.join(self._root, rel))
             if st is None or st.kind not in ("file", "link"):
                 walk.present.discard(rel)  # gone or no longer a file since find listed it
+                if rel in known:
+                    walk.gone.add(rel)
                 continue
-            if rel.rpartition("/")[2] == ".gitignore":
+            if walk.checked and rel.rpartition("/")[2] == ".gitignore":
                 walk.gitignores.append((rel, st.mtime_ns, st.size))
             recorded = known.get(rel)
             if recorded is None or not st.matches(recorded[1]):
@@ -190,7 +245,7 @@ class _Find:
     process is being read)."""
 
     def __init__(self, command: list[str], cwd: str) -> None:
-        self._out: Listing | None = None
+        self._out: list[str] | None = None
         try:
             self._process: subprocess.Popen[bytes] | None = subprocess.Popen(
                 command, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
@@ -207,12 +262,11 @@ class _Find:
         # exit status 1: some folder could not be read, which scan() skips too
         if self._process.returncode not in (0, 1):
             return
-        fields = os.fsdecode(data).split("\0")
-        fields.pop()  # after the last separator
-        if len(fields) % 2 == 0:
-            self._out = ([path[2:] for path in fields[0::2]], fields[1::2])
+        records = os.fsdecode(data).split("\0")
+        records.pop()  # after the last separator
+        self._out = records
 
-    def result(self) -> Listing | None:
+    def result(self) -> list[str] | None:
         if self._process is None:
             return None
         self._thread.join()

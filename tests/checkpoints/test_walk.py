@@ -74,18 +74,30 @@ def test_the_first_walk_finds_what_the_python_scan_finds(tree: Path) -> None:
     assert set(walk.changed) == walk.present  # nothing recorded yet: every file is to be read
 
 
+def changes_now(root: Path, rules: CheckpointIgnore,
+                known: dict[str, tuple[int, Entry]]) -> tuple[set[str], set[str]]:
+    """What a walk must report against known: (changed, gone), from the Python scan."""
+    files = scan(str(root), rules).files
+    changed = {p for p, st in files.items() if p not in known
+               or not to_disk_stat(st).matches(known[p][1])}
+    return changed, set(known) - set(files)
+
+
 @pytest.mark.parametrize("remember", [True, False])
 def test_a_later_walk_reports_only_what_changed_and_stays_exact(
         tree: Path, monkeypatch: pytest.MonkeyPatch, remember: bool) -> None:
     rules = rules_for(tree)
     walker = FindWalker(str(tree), rules, remember=remember)
     first = walker.walk({})
-    assert first is not None
+    assert first is not None and first.checked
     known = recorded(tree, first.present)
+    walker.recorded(known)  # the store tells the walker what its checkpoint recorded
+    assert walker.walk(known) is not None  # settles what the first walk could not vouch for
     write(tree, "src/a.py", "changed, and longer\n")
     write(tree, "src/new/c.py")
     write(tree, "build/more.o")          # in a folder the last walk found ignored
     write(tree, "node_modules/n/x.js")
+    write(tree, "fresh/dir/f.txt")       # a new folder
     (tree / "src/deep/b.py").unlink()
     os.chmod(tree / "sub/kept.txt", 0o600)
     looked_at: list[str] = []
@@ -93,12 +105,51 @@ def test_a_later_walk_reports_only_what_changed_and_stays_exact(
     monkeypatch.setattr(walk_module, "lstat", lambda p: looked_at.append(p) or real_lstat(p))
     walk = walker.walk(known)
     assert walk is not None
+    assert (set(walk.changed), walk.gone) == changes_now(tree, rules, known)
+    assert set(walk.changed) == {"src/a.py", "src/new/c.py", "sub/kept.txt", "fresh/dir/f.txt"}
+    assert walk.gone == {"src/deep/b.py"}
     # find's text vouched for every unchanged file and link: only the rest was lstat'ed again
-    assert sorted(os.path.relpath(p, tree) for p in looked_at) == [
-        ".gitignore", "src/a.py", "src/new/c.py", "sub/.gitignore", "sub/kept.txt"]
-    assert walk.present == set(scan(str(tree), rules).files)
-    assert set(walk.changed) == {"src/a.py", "src/new/c.py", "sub/kept.txt"}
-    assert "src/deep/b.py" not in walk.present
+    # (and, by a walk that checks everything, each .gitignore, for the rules' fingerprint)
+    again = {"src/a.py", "src/new/c.py", "sub/kept.txt", "fresh/dir/f.txt"}
+    if not remember:
+        again |= {".gitignore", "sub/.gitignore"}
+    assert sorted(os.path.relpath(p, tree) for p in looked_at) == sorted(again)
+    assert walk.checked is not remember  # a remembering walker looked only at what differs
+
+
+def test_a_remembering_walk_looks_again_at_what_the_store_recorded(tree: Path) -> None:
+    rules = rules_for(tree)
+    walker = FindWalker(str(tree), rules)
+    first = walker.walk({})
+    assert first is not None
+    known = recorded(tree, first.present)
+    walker.recorded(known)
+    assert walker.walk(known) is not None
+    # A file tool's checkpoint recorded a file while it was being written (its stat cache
+    # vouches for nothing), and another that was then deleted before the next walk.
+    seq, entry = known["src/a.py"]
+    known["src/a.py"] = (seq, Entry(entry.kind, entry.sha, entry.perm, entry.size, -1))
+    write(tree, "made/by/tool.txt")
+    known["made/by/tool.txt"] = recorded(tree, ["made/by/tool.txt"])["made/by/tool.txt"]
+    walker.recorded(["src/a.py", "made/by/tool.txt"])
+    (tree / "made/by/tool.txt").unlink()
+    walk = walker.walk(known)
+    assert walk is not None and not walk.checked
+    assert set(walk.changed) == {"src/a.py"}
+    assert walk.gone == {"made/by/tool.txt"}
+    assert (set(walk.changed), walk.gone) == changes_now(tree, rules, known)
+
+
+def test_a_reset_walker_checks_everything_again(tree: Path) -> None:
+    rules = rules_for(tree)
+    walker = FindWalker(str(tree), rules)
+    first = walker.walk({})
+    assert first is not None
+    walker.reset()
+    known = recorded(tree, first.present)
+    walk = walker.walk(known)
+    assert walk is not None and walk.checked
+    assert walk.present == first.present and not walk.changed and not walk.gone
 
 
 @pytest.mark.parametrize("remember", [True, False])
@@ -112,12 +163,14 @@ def test_a_changed_rule_is_checked_against_every_file_again(tree: Path, remember
     hidden.clear()  # the person's policy no longer hides secret/
     hidden.add("src")  # and now hides src/
     walk = walker.walk(known)
-    assert walk is not None
+    assert walk is not None and walk.checked
     assert walk.present == set(scan(str(tree), rules).files)
     assert "secret/key.pem" in walk.present and "src/a.py" not in walk.present
+    assert "secret/key.pem" in walk.changed and "src/a.py" in walk.gone
+    assert walker.walk(recorded(tree, walk.present)) is not None
     write(tree, ".gitignore", "*.txt\n")  # a .gitignore edit changes the rules too
     again = walker.walk(recorded(tree, walk.present))
-    assert again is not None
+    assert again is not None and again.checked
     assert again.present == set(scan(str(tree), rules).files)
     assert "build/out.o" in again.present and "sub/kept.txt" not in again.present
 
