@@ -36,6 +36,9 @@ from .state import DiskStat, Entry, lstat
 # find runs in the workspace). A record is compared whole: one string comparison, or one set
 # lookup, per unchanged file instead of parsing four numbers.
 PRINTF = "%y %s %m %T@ %p\\0"
+# A folder's record leaves out its size and mtime, which change whenever a file is added or
+# removed in it: its record stays the same, so that a walk need not look for what it replaced.
+FOLDER_PRINTF = "d 0 0 0 %p\\0"
 MAX_JOBS = 4
 MAX_PRUNED = 64  # ignored folders handed to find; past that find's per-entry tests cost more
 _GLOB_CHARS = re.compile(r"([*?\[\]\\])")
@@ -145,7 +148,8 @@ class FindWalker:
             prune += ["-o", "-path", "./" + _GLOB_CHARS.sub(r"\\\1", folder)]
         jobs = max(1, min(os.cpu_count() or 1, MAX_JOBS, len(names)))
         runs = [_Find([program, *("./" + n for n in names[i::jobs]), "(", *prune, ")",
-                       "-prune", "-o", "-printf", PRINTF], self._root) for i in range(jobs)]
+                       "-prune", "-o", "-type", "d", "-printf", FOLDER_PRINTF,
+                       "-o", "-printf", PRINTF], self._root) for i in range(jobs)]
         records: list[str] = []
         for run in runs:
             out = run.result()
@@ -194,13 +198,11 @@ class FindWalker:
         None when the rules may have changed (a .gitignore among them)."""
         settled = self._settled
         fresh = [record for record in records if record not in settled]
-        now = set(records)
-        missing = settled - now
-        if any(record.endswith("/.gitignore") for record in (*fresh, *missing)):
-            return None
+        missing = len(settled) - (len(records) - len(fresh))  # settled records not listed now
         walk = Walk(gitignores=self._gitignores, digest=self._digest, checked=False)
         frames: dict[str, Frame | None] = {"": self._rules.root_frame()}
         files: dict[str, str] = {}
+        replaced: list[str] = []  # settled records of files that changed since
         for record in fresh:
             attributes, _, rel = record.partition(" ./")
             kind = attributes[:1]
@@ -208,20 +210,33 @@ class FindWalker:
                 if self._rules.frame_in(rel, frames) is None:
                     self._ignored.append(rel)  # pruned by find next time
             elif kind == "f" or kind == "l":
+                if rel.rpartition("/")[2] == ".gitignore":
+                    return None
                 recorded = known.get(rel)
-                if recorded is None or attributes != expected(recorded[1]):
-                    files[rel] = record
-                else:
+                text = expected(recorded[1]) if recorded is not None else ""
+                if attributes == text:
                     files[rel] = ""  # vouched for
+                    continue
+                files[rel] = record
+                if f"{text} ./{rel}" in settled:
+                    replaced.append(f"{text} ./{rel}")
         kept = set(self._rules.kept(files, frames))
         unsure = {rel: files[rel] for rel in kept if files[rel]}
         self._check({*unsure, *self._rules.kept(self._recorded, frames)}, known, walk)
-        for record in missing:
-            attributes, _, rel = record.partition(" ./")
-            if attributes[:1] in ("f", "l") and rel not in kept and rel in known:
-                walk.gone.add(rel)
-        now.difference_update(unsure.values())
-        self._settled, self._recorded = now, set(walk.changed)
+        settled.difference_update(replaced)
+        if missing > len(replaced):  # something settled was deleted (or changed past knowing)
+            now = set(records)
+            for record in settled - now:
+                attributes, _, rel = record.partition(" ./")
+                if rel.rpartition("/")[2] == ".gitignore":
+                    return None
+                if attributes[:1] in ("f", "l") and rel not in kept and rel in known:
+                    walk.gone.add(rel)
+            settled = now
+        else:
+            settled.update(fresh)
+        settled.difference_update(unsure.values())
+        self._settled, self._recorded = settled, set(walk.changed)
         return walk
 
     def _check(self, candidates: Iterable[str], known: Known, walk: Walk) -> None:

@@ -140,6 +140,33 @@ def test_a_remembering_walk_looks_again_at_what_the_store_recorded(tree: Path) -
     assert (set(walk.changed), walk.gone) == changes_now(tree, rules, known)
 
 
+def test_walk_after_walk_stays_exact_through_edits_creations_and_deletions(tree: Path) -> None:
+    rules = rules_for(tree)
+    walker = FindWalker(str(tree), rules)
+    first = walker.walk({})
+    assert first is not None
+    known = recorded(tree, first.present)
+    walker.recorded(known)
+    assert walker.walk(known) is not None  # settles what the first walk could not vouch for
+    steps = [
+        lambda: (write(tree, "src/a.py", "edited\n"), write(tree, "inner/file.txt", "e\n")),
+        lambda: write(tree, "src/deep/new.py"),  # a file added: its folder's record stays
+        lambda: (tree / "src/deep/b.py").unlink(),
+        lambda: (write(tree, "src/a.py", "again\n"), (tree / "sub/kept.txt").unlink()),
+        lambda: None,
+    ]
+    for step in steps:
+        step()
+        walk = walker.walk(known)
+        assert walk is not None and not walk.checked
+        assert (set(walk.changed), walk.gone) == changes_now(tree, rules, known)
+        for rel in walk.gone:  # the store records what the walk reported, and says so
+            del known[rel]
+        known.update(recorded(tree, walk.changed))
+        walker.recorded([*walk.changed, *walk.gone])
+    assert not walk.changed and not walk.gone
+
+
 def test_a_reset_walker_checks_everything_again(tree: Path) -> None:
     rules = rules_for(tree)
     walker = FindWalker(str(tree), rules)
