@@ -4,6 +4,7 @@ and never keeps the daemon from stopping."""
 from __future__ import annotations
 
 import asyncio
+import queue
 import threading
 import time
 from collections.abc import Callable
@@ -12,20 +13,31 @@ from typing import Any
 MAX_THREADS = 64     # blocking calls under way at once, daemon-wide
 PER_SESSION = 4      # of them, held by one session (the rest of its calls wait their turn)
 STOP_GRACE = 1.0     # seconds that calls under way get, after the connections had theirs, at a stop
+IDLE_SECONDS = 30.0  # a worker with nothing to do this long ends (a burst leaves none behind)
+
+Job = tuple[str, asyncio.Semaphore, "asyncio.Future[Any]", Callable[..., Any], tuple[Any, ...]]
 
 
 class ToolThreads:
-    """Each call runs on a daemon thread of its own. A session holds at most PER_SESSION of
-    them, counted until the thread ends (not until its caller stops waiting), so one session
-    whose calls hang cannot take the threads other sessions need."""
+    """Each call runs on a thread of its own while it runs: an idle worker when there is one,
+    else a new one (starting a thread costs more than the rest of a small call's hand-off). A
+    session holds at most PER_SESSION of them, counted until the work ends (not until its caller
+    stops waiting), so one session whose calls hang cannot take the threads other sessions need;
+    a hung call keeps its worker, and the next call gets another."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop, limit: int = MAX_THREADS,
-                 per_session: int = PER_SESSION) -> None:
+                 per_session: int = PER_SESSION, idle_seconds: float = IDLE_SECONDS) -> None:
         self.loop = loop
         self.per_session = per_session
+        self.idle_seconds = idle_seconds
         self._all = asyncio.Semaphore(limit)
         self._sessions: dict[str, tuple[asyncio.Semaphore, list[int]]] = {}
-        self._running: set[threading.Thread] = set()
+        # Workers waiting for a job: `_idle` of them, each promised to take one job from `_jobs`.
+        self._jobs: queue.SimpleQueue[Job | None] = queue.SimpleQueue()
+        self._idle = 0
+        self._busy = 0  # jobs under way, for close()
+        self._state = threading.Condition()
+        self._closed = False
 
     async def run(self, key: str, fn: Callable[..., Any], *args: Any) -> Any:
         """fn(*args) on a thread, once `key` (a session id) and the daemon have one free."""
@@ -41,11 +53,57 @@ class ToolThreads:
             self._release_session(key, session)
             raise
         future: asyncio.Future[Any] = self.loop.create_future()
-        thread = threading.Thread(target=self._work, args=(key, session, future, fn, args),
-                                  name=f"intentd-tool-{key}", daemon=True)
-        self._running.add(thread)
-        thread.start()
+        try:
+            self._submit((key, session, future, fn, args))
+        except BaseException:  # no thread could be started: what it held is given back
+            self._all.release()
+            self._release_session(key, session)
+            raise
         return await future
+
+    @property
+    def workers(self) -> int:
+        """Threads kept for the next calls (idle) plus those running one."""
+        with self._state:
+            return self._idle + self._busy
+
+    def _submit(self, job: Job) -> None:
+        with self._state:
+            self._busy += 1
+            if self._idle > 0:
+                self._idle -= 1  # that worker is promised this job
+                self._jobs.put(job)
+                return
+        try:
+            threading.Thread(target=self._worker, args=(job,), name=f"intentd-tool-{job[0]}",
+                             daemon=True).start()
+        except BaseException:
+            with self._state:
+                self._busy -= 1
+            raise
+
+    def _worker(self, job: Job | None) -> None:
+        while job is not None:
+            self._work(*job)
+            with self._state:
+                self._busy -= 1
+                self._state.notify_all()
+                if self._closed:
+                    return
+                self._idle += 1
+            job = self._next_job()
+
+    def _next_job(self) -> Job | None:
+        """The next job, or None when none came for idle_seconds (the worker then ends)."""
+        try:
+            return self._jobs.get(timeout=self.idle_seconds)
+        except queue.Empty:
+            pass
+        with self._state:
+            if self._idle > 0:  # not promised to a job: end
+                self._idle -= 1
+                return None
+        return self._jobs.get()  # a job was promised just as the wait ran out: it is on its way
 
     def _work(self, key: str, session: asyncio.Semaphore, future: asyncio.Future[Any],
               fn: Callable[..., Any], args: tuple[Any, ...]) -> None:
@@ -54,14 +112,12 @@ class ToolThreads:
         except BaseException as exc:  # handed to the caller, as run_in_executor does
             result, error = None, exc
         try:
-            self.loop.call_soon_threadsafe(self._done, key, session, future, result, error,
-                                           threading.current_thread())
+            self.loop.call_soon_threadsafe(self._done, key, session, future, result, error)
         except RuntimeError:
             pass  # the loop is closed: the daemon has stopped
 
     def _done(self, key: str, session: asyncio.Semaphore, future: asyncio.Future[Any],
-              result: Any, error: BaseException | None, thread: threading.Thread) -> None:
-        self._running.discard(thread)
+              result: Any, error: BaseException | None) -> None:
         self._all.release()
         self._release_session(key, session)
         if future.done():
@@ -91,8 +147,13 @@ class ToolThreads:
 
     def close(self, grace: float = STOP_GRACE) -> int:
         """Give calls under way `grace` seconds to finish; the count of those still running
-        (daemon threads: they end with the process)."""
+        (daemon threads: they end with the process). Idle workers end now."""
         deadline = time.monotonic() + grace
-        for thread in list(self._running):
-            thread.join(max(0.0, deadline - time.monotonic()))
-        return sum(thread.is_alive() for thread in self._running)
+        with self._state:
+            self._closed = True
+            for _ in range(self._idle):
+                self._jobs.put(None)
+            self._idle = 0
+            while self._busy and (left := deadline - time.monotonic()) > 0:
+                self._state.wait(left)
+            return self._busy
