@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import CheckpointError, CorruptStore, DiskFull, UnknownCheckpoint
+from .known import Known, from_rows
 from .state import Entry
 
 SCHEMA_VERSION = "1"
@@ -215,10 +216,16 @@ class Manifest:
         rows = self._query("SELECT MIN(seq) FROM checkpoints WHERE seq > ?", (seq,))
         return int(str(rows[0][0])) if rows and rows[0][0] is not None else None
 
-    def known(self) -> dict[str, tuple[int, Entry]]:
-        """The latest entry of every path ever recorded: the store's view of the workspace."""
+    def known(self) -> Known:
+        """The latest entry of every path ever recorded: the store's view of the workspace, packed
+        as the rows come (never a list of them all)."""
         sql = f"SELECT path, MAX(seq), {_ENTRY_COLUMNS} FROM entries GROUP BY path"
-        return {str(r[0]): (int(str(r[1])), _entry(r[2:])) for r in self._query(sql)}
+        try:
+            return from_rows(self._db.execute(sql))
+        except sqlite3.Error as exc:
+            raise _sql_error(exc, self.path) from exc
+        except (ValueError, TypeError, OverflowError) as exc:
+            raise CorruptStore(f"checkpoint manifest {self.path} has a damaged entry: {exc}") from exc
 
     def changed_after(self, seq: int, upto: int | None = None) -> list[str]:
         """Paths with an entry in (seq, upto]: the only ones whose state can differ from seq's."""
@@ -270,16 +277,15 @@ class Manifest:
             seq = int(cur.lastrowid or 0)
             db.executemany(
                 f"INSERT INTO entries (path, seq, {_ENTRY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                [(p, seq, e.kind, e.sha, e.perm, e.size, e.mtime_ns, e.note)
-                 for p, e in draft.entries.items()])
+                ((p, seq, *e) for p, e in draft.entries.items()))  # a generator: no list of them all
             if draft.backfill and run_start is not None:
                 db.executemany(
                     f"INSERT OR IGNORE INTO entries (path, seq, {_ENTRY_COLUMNS})"
                     " VALUES (?, ?, 'absent', '', 0, -1, -1, '')",
-                    [(p, run_start) for p in draft.backfill])
+                    ((p, run_start) for p in draft.backfill))
             self._backfill_present(db, seq, draft)
             db.executemany("UPDATE entries SET size = ?, mtime_ns = ? WHERE path = ? AND seq = ?",
-                           [(size, mtime, p, s) for p, s, size, mtime in draft.stat_refresh])
+                           ((size, mtime, p, s) for p, s, size, mtime in draft.stat_refresh))
             start = run_start if run_start is not None else (seq if draft.complete else None)
             self._bump(draft.bytes_added, {**draft.meta, "run_start": str(start or "")})
         return seq

@@ -81,7 +81,7 @@ class Recorder:
         self._blobs = blobs
         self._max = max_file_bytes
         # entries read ahead by a warm-up, used like the stat cache (set only under the store's lock)
-        self.hints: Mapping[str, Entry] = {}
+        self.hints: Known = {}
 
     def escapes(self, rel: str) -> bool:
         """True when a parent folder of rel is a symlink, so rel is not really inside the workspace."""
@@ -186,7 +186,8 @@ class Recorder:
                 continue
             seen = known.get(rel)
             hint = None if seen else self.hints.get(rel)
-            observed = self.observe(rel, st, seen[1] if seen else hint, trust_stat or hint is not None)
+            observed = self.observe(rel, st, seen[1] if seen else hint[1] if hint else None,
+                                    trust_stat or hint is not None)
             keep = self._note(changes, rel, observed, seen, rel in wanted, created_after_ns)
             if keep and observed.data is not None:
                 if save:

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+import ctypes
 import logging
 import os
 import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
 from typing import Literal, Self
@@ -29,6 +29,7 @@ from .errors import (
 )
 from .ignore import CheckpointIgnore, PolicyRules, policy_key
 from .inotify_tracker import InotifyTracker
+from .known import Known
 from .lock import StoreLock
 from .manifest import Draft, Manifest, Row
 from .model import Checkpoint, CheckpointKind, Coverage, FileDiff, RestoreResult
@@ -107,7 +108,7 @@ class CheckpointStore:
             self._tracker = tracker if tracker.start() else None
             self._unwatched_why = "" if self._tracker else "the platform refused a file watcher"
         self._capturer = Capturer(root, self._rules, self._recorder, self._tracker)
-        self._known: dict[str, tuple[int, Entry]] = {}
+        self._known = Known()  # every path's latest entry, packed (see known.py)
         self._generation = -1
         self._drained_seq = -1
         self._upkeep = Upkeep(self._manifest, self._blobs, max_store_bytes)
@@ -182,6 +183,7 @@ class CheckpointStore:
                         self._recorder.hints = {}
             finally:
                 self.warm_up_progress = None
+                give_back_memory()  # what the baseline's full scan held, freed but still mapped
 
     def _warm(self) -> bool:
         with self._lock.hold(exclusive=False):
@@ -357,11 +359,14 @@ class CheckpointStore:
             thread.join()
 
     def _remember(self, seq: int, changes: Changes) -> None:
+        known = self._known
         for path, entry in changes.entries.items():
-            self._known[path] = (seq, entry)
-        for path, old_seq, size, mtime in changes.stat_refresh:
-            self._known[path] = (old_seq, replace(self._known[path][1], size=size, mtime_ns=mtime))
+            known.set(path, seq, entry)
+        for path, _seq, size, mtime in changes.stat_refresh:
+            known.refresh(path, size, mtime)
         self._generation = self._manifest.committed_generation
+        self._capturer.recorded(changes.entries)
+        self._capturer.recorded(path for path, *_ in changes.stat_refresh)
 
     def restore(self, checkpoint_id: str, *, path: str | None = None) -> RestoreResult:
         """Bring the workspace (or one file or folder of it) back to the checkpoint's state,
@@ -430,8 +435,11 @@ class CheckpointStore:
         """Reload the known state when another process (or a prune) changed the manifest."""
         generation = self._manifest.generation()
         if generation != self._generation:
+            self._known = Known()  # the old one's memory goes before the new one is built
+            self._capturer.reset()
             self._known = self._manifest.known()
             self._generation = generation
+            give_back_memory()
 
     def _row(self, text: str) -> Row:
         return self._manifest.row(parse_id(text), text)
@@ -441,6 +449,28 @@ class CheckpointStore:
         kind: CheckpointKind = row.kind if row.kind in ("files", "baseline") else "command"  # type: ignore[assignment]
         return Checkpoint(make_id(row.seq), row.created_ns / 1e9, row.label, row.files,
                           row.skipped, kind, row.coverage)
+
+
+def give_back_memory() -> None:
+    """Hand memory freed after a big job (a full scan, a reload) back to the system. CPython
+    returns its own arenas once empty, but the C heap keeps what it freed mapped until trimmed;
+    glibc's malloc_trim does it (elsewhere this does nothing)."""
+    global _malloc_trim
+    if _malloc_trim is None:
+        _malloc_trim = _find_malloc_trim()
+    _malloc_trim()
+
+
+def _find_malloc_trim() -> Callable[[], object]:
+    try:
+        trim = ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError):  # not glibc
+        return lambda: None
+    trim.argtypes, trim.restype = [ctypes.c_size_t], ctypes.c_int
+    return lambda: trim(0)
+
+
+_malloc_trim: Callable[[], object] | None = None
 
 
 def _make_tracker(root: str, barrier_dir: str, skipped_dir: Callable[[str], bool]) -> Tracker:
