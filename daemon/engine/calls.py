@@ -66,6 +66,7 @@ class Run:
     clock: float = field(default_factory=time.perf_counter)
     before: dict[str, str | None] = field(default_factory=dict)  # hashes of the files it writes
     overlapped: bool = False    # other calls changed the workspace while it ran
+    kept_after: bool = False    # the hashes after it were read with the texts kept (trace)
 
     @property
     def ctx(self) -> CallContext:

@@ -251,7 +251,9 @@ class Engine:
             outcome.decision = handed_off_answer(reported)
             outcome.approved_by = HANDED_OFF if reported else None
         run.overlapped = running is not None and self._overlap.end(running)
-        written = {path: sha256_file(path) for path in run.before}
+        # one read of each file: its hash, and its text kept for the trace (not read again there)
+        written = self.tracing.after(run.ctx, list(run.before), keep=self.record)
+        run.kept_after = self.record
         outcome.result = ToolResult(ok, output, written=written)
         self._after(run)
         return outcome
@@ -360,10 +362,11 @@ class Engine:
             return ledger
 
     def record_receipt(self, ev: Evaluation, outcome: Outcome, before: dict[str, str | None],
-                       clock: float) -> None:
-        """The call's receipt: the ledger line, the trace, the tools/finished event."""
+                       clock: float, kept_after: bool = False) -> None:
+        """The call's receipt: the ledger line, the trace, the tools/finished event.
+        `kept_after`: the hashes after the call were taken by the trace, with the texts kept."""
         entry = receipt(ev, outcome, before, (time.perf_counter() - clock) * 1000)
-        self.tracing.recorded(ev, outcome, before, entry, keep=self.record)
+        self.tracing.recorded(ev, outcome, before, entry, keep=self.record, kept_after=kept_after)
         self.emit("tools/finished", entry)
         if self.record:
             try:

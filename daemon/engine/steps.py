@@ -119,7 +119,7 @@ def post_hooks(engine: Engine, run: Run) -> Decision | None:
 
 
 def receipt(engine: Engine, run: Run) -> Decision | None:
-    engine.record_receipt(run.ev, run.outcome, run.before, run.clock)
+    engine.record_receipt(run.ev, run.outcome, run.before, run.clock, run.kept_after)
     return None
 
 

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import hashlib
+import logging
 import os
 import stat
 import threading
+import weakref
 import zlib
 from collections import OrderedDict
 from pathlib import Path
@@ -14,20 +17,36 @@ from pathlib import Path
 from intentd.daemon.tools.fileio import sha256_file
 from intentd.daemon.utils.statedir import ensure_private
 
+log = logging.getLogger(__name__)
+
 MAX_KEPT_BYTES = 2 * 1024 * 1024  # larger files are hashed, not kept: no line-level trace for them
 BINARY_PROBE = 8192
 RECENT_BYTES = 16 * 1024 * 1024  # texts kept in memory: a call's "after" is the next's "before"
+STORED_NAMES = 65_536  # objects known to be on disk, remembered so that put() skips the stat
+PENDING_BYTES = 32 * 1024 * 1024  # texts waiting for the writer; past this, put() writes itself
+CLOSE_SECONDS = 10.0  # at a stop, how long the writer gets to write what waits
 
 
 class ContentStore:
     """Compressed file contents under their sha256 in one private folder; a stored object whose
-    contents no longer match its name reads as missing."""
+    contents no longer match its name reads as missing.
 
-    def __init__(self, folder: Path) -> None:
+    With `background` (the daemon's stores), put() leaves the compressing and writing to a
+    writer thread: a call's receipt does not wait for it. Texts waiting to be written are read
+    from memory meanwhile, and close() writes every one of them before it returns."""
+
+    def __init__(self, folder: Path, background: bool = False) -> None:
         self.folder = folder
         self._recent: OrderedDict[str, bytes] = OrderedDict()
         self._recent_bytes = 0
         self._lock = threading.Lock()
+        self._folders: set[str] = set()  # the object folders made (and kept private) already
+        self._stored: set[str] = set()   # objects this store wrote or found: no stat for those
+        self._background = background
+        self._pending: OrderedDict[str, bytes] = OrderedDict()  # for the writer, oldest first
+        self._pending_bytes = 0
+        self._changed = threading.Condition(self._lock)
+        self._writer: threading.Thread | None = None
 
     def keep(self, path: str) -> str | None:
         """The sha256 of the file at `path` (None when it does not exist), its text kept."""
@@ -52,18 +71,91 @@ class ContentStore:
 
     def put(self, digest: str, data: bytes) -> None:
         self._remember(digest, data)
+        if digest in self._stored:
+            return
+        if self._background and self._hand_over(digest, data):
+            return
+        self._write(digest, data)
+
+    def _hand_over(self, digest: str, data: bytes) -> bool:
+        """Queue the text for the writer thread; False when the queue is full (the caller then
+        writes it: memory stays bounded) or the store is closed."""
+        with self._lock:
+            if digest in self._pending:
+                return True
+            if self._pending_bytes + len(data) > PENDING_BYTES or not self._background:
+                return False
+            self._pending[digest] = data
+            self._pending_bytes += len(data)
+            if self._writer is None:
+                _WRITING.add(self)  # an exit without close() still writes what waits
+                self._writer = threading.Thread(target=self._write_pending, daemon=True,
+                                                name=f"contents {self.folder.parent.name}")
+                self._writer.start()
+            self._changed.notify_all()
+        return True
+
+    def _write_pending(self) -> None:
+        while True:
+            with self._lock:
+                while not self._pending:
+                    if not self._background:
+                        return
+                    self._changed.wait()
+                digest, data = next(iter(self._pending.items()))
+            try:
+                self._write(digest, data)
+            except Exception:  # the trace of one text, never the writer
+                log.exception("could not keep the text %s", digest)
+            with self._lock:
+                self._pending.pop(digest, None)
+                self._pending_bytes -= len(data)
+                self._changed.notify_all()
+
+    def flush(self, timeout: float | None = None) -> bool:
+        """Wait until every text handed to the writer is written; False if `timeout` ran out."""
+        with self._lock:
+            return self._changed.wait_for(lambda: not self._pending, timeout)
+
+    def close(self, timeout: float = CLOSE_SECONDS) -> None:
+        """Write what is waiting, then end the writer; later puts write at once."""
+        with self._lock:
+            self._background = False
+            self._changed.notify_all()
+            writer = self._writer
+        if writer is not None:
+            writer.join(timeout)
+        with self._lock:
+            if self._pending:  # a disk that hangs: the stop goes on, and says what it lost
+                log.error("%d kept text(s) could not be written to %s before the stop",
+                          len(self._pending), self.folder)
+
+    def _write(self, digest: str, data: bytes) -> None:
         target = self._object(digest)
         if target.exists():
+            self._stored.add(digest)
             return
-        ensure_private(target.parent.parent)
-        target.parent.mkdir(mode=0o700, exist_ok=True)
-        temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+        folder = digest[:2]
+        temporary = f"{target.parent}/.{target.name}.{os.getpid()}.{threading.get_ident()}.tmp"
         try:
+            if folder not in self._folders:
+                ensure_private(target.parent.parent)
+                target.parent.mkdir(mode=0o700, exist_ok=True)
+                self._folders.add(folder)
             fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            with os.fdopen(fd, "wb") as out:
-                out.write(zlib.compress(data, 1))
+            try:
+                packed = memoryview(zlib.compress(data, 1))
+                while packed:
+                    packed = packed[os.write(fd, packed):]
+            finally:
+                os.close(fd)
             os.replace(temporary, target)
-        except OSError:
+            if len(self._stored) >= STORED_NAMES:
+                self._stored.clear()  # a bound on memory; forgotten names cost one stat again
+            self._stored.add(digest)
+        except OSError as exc:
+            if isinstance(exc, FileNotFoundError):
+                self._folders.discard(folder)  # removed under us: made again next time
             with contextlib.suppress(OSError):
                 os.unlink(temporary)  # a full disk costs the trace of this file, never the call
 
@@ -72,7 +164,7 @@ class ContentStore:
         if digest is None:
             return b""
         with self._lock:
-            found = self._recent.get(digest)
+            found = self._recent.get(digest) or self._pending.get(digest)
         if found is not None:
             return found
         try:
@@ -97,3 +189,12 @@ class ContentStore:
         if len(digest) != 64 or not all(c in "0123456789abcdef" for c in digest):
             raise ValueError(f"not a sha256: {digest!r}")
         return self.folder / digest[:2] / digest[2:]
+
+
+_WRITING: weakref.WeakSet[ContentStore] = weakref.WeakSet()
+
+
+@atexit.register
+def _close_all() -> None:
+    for store in list(_WRITING):
+        store.close()

@@ -38,7 +38,8 @@ class CallTracing:
         with self._lock:
             found = self._tracers.get(root)
             if found is None:
-                found = WriteTracer(root, ContentStore(contents_dir(root, self.home)))
+                found = WriteTracer(root, ContentStore(contents_dir(root, self.home),
+                                                       background=True))
                 self._tracers[root] = found
             return found
 
@@ -48,12 +49,19 @@ class CallTracing:
             return {path: sha256_file(path) for path in paths}
         return self.tracer(ctx.session.workspace.root).before(paths)
 
+    def after(self, ctx: CallContext, paths: list[str], keep: bool) -> dict[str, str | None]:
+        """The hashes of the files a client says it wrote (a report), their texts kept: one read
+        of each, which `recorded` then trusts instead of reading the file again."""
+        if not keep:
+            return {path: sha256_file(path) for path in paths}
+        return self.tracer(ctx.session.workspace.root).before(paths)
+
     def recorded(self, ev: Evaluation, outcome: Outcome, before: dict[str, str | None],
-                 entry: dict[str, Any], keep: bool) -> None:
+                 entry: dict[str, Any], keep: bool, kept_after: bool = False) -> None:
         result = outcome.result
         if keep and result is not None and result.written:
             root = ev.ctx.session.workspace.root
-            lines = self.tracer(root).after(before, dict(result.written))
+            lines = self.tracer(root).after(before, dict(result.written), kept=kept_after)
             if lines:
                 entry["receipt"]["lines"] = lines
                 entry["receipt"]["vcs_revision"] = git_revision(root)
@@ -63,7 +71,16 @@ class CallTracing:
             except Exception:  # telemetry never costs a call
                 log.exception("could not hand the call to telemetry")
 
+    def store(self, root: Path) -> ContentStore:
+        """The workspace's kept texts, those still waiting to be written included."""
+        return self.tracer(root).store
+
     def close(self) -> None:
+        """Every kept text written (the receipts already name them), telemetry ended."""
+        with self._lock:
+            tracers = list(self._tracers.values())
+        for tracer in tracers:
+            tracer.store.close()
         if self.spans is not None:
             self.spans.shutdown()
 

@@ -25,15 +25,17 @@ class WriteTracer:
     def before(self, paths: Iterable[str]) -> dict[str, str | None]:
         return {path: self.store.keep(path) for path in paths}
 
-    def after(self, before: dict[str, str | None], written: dict[str, str | None]
-              ) -> dict[str, Any]:
+    def after(self, before: dict[str, str | None], written: dict[str, str | None],
+              kept: bool = False) -> dict[str, Any]:
+        """`kept`: the digests in `written` came from keep() (a report), so the texts kept are
+        the ones hashed and the files need no second read."""
         lines: dict[str, Any] = {}
         for path, digest in written.items():
             old = before.get(path)
             if digest is None or digest == old:
                 continue
             try:
-                found = self._hunks(path, old, digest)
+                found = self._hunks(path, old, digest, kept)
             except Exception:  # the trace is a convenience: it never costs a call its record
                 log.exception("could not trace the lines written to %s", path)
                 continue
@@ -41,9 +43,10 @@ class WriteTracer:
                 lines[path] = [list(h) for h in found]
         return lines
 
-    def _hunks(self, path: str, old: str | None, new: str) -> list[tuple[int, int, int, int]] | None:
+    def _hunks(self, path: str, old: str | None, new: str,
+               kept: bool) -> list[tuple[int, int, int, int]] | None:
         earlier = self.store.get(old)
-        if earlier is None or self.store.keep(path) != new:
+        if earlier is None or (not kept and self.store.keep(path) != new):
             return None  # not kept (binary, large) or changed again since: no line-level trace
         later = self.store.get(new)
         if later is None:

@@ -13,7 +13,7 @@ from intentd.daemon.server.core import DaemonCore
 from intentd.daemon.server.rpc import MethodTable, Params, bad_params
 from intentd.daemon.trace.blame import BlameLine, blame
 from intentd.daemon.trace.chain import against_head, verify
-from intentd.daemon.trace.contents import MAX_KEPT_BYTES, ContentStore
+from intentd.daemon.trace.contents import MAX_KEPT_BYTES
 from intentd.daemon.utils.statedir import workspace_state_dir
 
 MAX_BLAME_BYTES = MAX_KEPT_BYTES
@@ -32,8 +32,8 @@ def register(table: MethodTable, core: DaemonCore) -> None:
         workspace = core.workspace(params)
         path = _inside(workspace, params.text("path"))
         state = workspace_state_dir(workspace.root, core.engine.home)
-        lines = await core.in_thread(
-            lambda: blame(state / "ledger.jsonl", ContentStore(state / "contents"), path))
+        store = core.engine.tracing.store(workspace.root)  # texts not yet written included
+        lines = await core.in_thread(lambda: blame(state / "ledger.jsonl", store, path))
         return _runs(workspace, path, lines)
 
     table.register(protocol.LEDGER_VERIFY, ledger_verify)
