@@ -84,13 +84,23 @@ class ToolThreads:
 
     def _worker(self, job: Job | None) -> None:
         while job is not None:
-            self._work(*job)
-            with self._state:
+            key, session, future, fn, args = job
+            try:
+                result, error = fn(*args), None
+            except BaseException as exc:  # handed to the caller, as run_in_executor does
+                result, error = None, exc
+            with self._state:  # idle before the caller hears: its next call finds this worker
                 self._busy -= 1
                 self._state.notify_all()
-                if self._closed:
-                    return
-                self._idle += 1
+                closed = self._closed
+                if not closed:
+                    self._idle += 1
+            try:
+                self.loop.call_soon_threadsafe(self._done, key, session, future, result, error)
+            except RuntimeError:
+                pass  # the loop is closed: the daemon has stopped
+            if closed:
+                return
             job = self._next_job()
 
     def _next_job(self) -> Job | None:
@@ -104,17 +114,6 @@ class ToolThreads:
                 self._idle -= 1
                 return None
         return self._jobs.get()  # a job was promised just as the wait ran out: it is on its way
-
-    def _work(self, key: str, session: asyncio.Semaphore, future: asyncio.Future[Any],
-              fn: Callable[..., Any], args: tuple[Any, ...]) -> None:
-        try:
-            result, error = fn(*args), None
-        except BaseException as exc:  # handed to the caller, as run_in_executor does
-            result, error = None, exc
-        try:
-            self.loop.call_soon_threadsafe(self._done, key, session, future, result, error)
-        except RuntimeError:
-            pass  # the loop is closed: the daemon has stopped
 
     def _done(self, key: str, session: asyncio.Semaphore, future: asyncio.Future[Any],
               result: Any, error: BaseException | None) -> None:

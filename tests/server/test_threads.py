@@ -1,0 +1,114 @@
+"""Tool threads: workers are reused, yet the per-session limit, a hung call and a stop behave as
+with a thread per call."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable, Coroutine
+from typing import Any, TypeVar
+
+from intentd.daemon.server.threads import ToolThreads
+
+T = TypeVar("T")
+
+
+def run(main: Callable[[], Coroutine[Any, Any, T]]) -> T:
+    return asyncio.run(asyncio.wait_for(main(), 10))
+
+
+def test_calls_one_after_another_reuse_one_worker() -> None:
+    async def main() -> tuple[set[int], int]:
+        threads = ToolThreads(asyncio.get_running_loop())
+        idents = {await threads.run("s-1", threading.get_ident) for _ in range(20)}
+        workers = threads.workers
+        threads.close(0.1)
+        return idents, workers
+
+    idents, workers = run(main)
+    assert len(idents) == 1 and threading.get_ident() not in idents
+    assert workers == 1
+
+
+def test_a_session_never_holds_more_than_its_share() -> None:
+    async def main() -> tuple[int, int, int]:
+        threads = ToolThreads(asyncio.get_running_loop(), per_session=2)
+        release = threading.Event()
+        running = [0]
+        peak = [0]
+        lock = threading.Lock()
+
+        def hold() -> None:
+            with lock:
+                running[0] += 1
+                peak[0] = max(peak[0], running[0])
+            release.wait(5)
+            with lock:
+                running[0] -= 1
+
+        held = [asyncio.ensure_future(threads.run("greedy", hold)) for _ in range(5)]
+        await asyncio.sleep(0.3)
+        under_way = running[0]
+        other = await threads.run("other", lambda: 7)  # another session is not held up
+        release.set()
+        await asyncio.gather(*held)
+        threads.close(1)
+        return under_way, peak[0], other
+
+    under_way, peak, other = run(main)
+    assert under_way == 2 and peak == 2
+    assert other == 7
+
+
+def test_a_hung_call_keeps_its_worker_and_the_next_call_gets_another() -> None:
+    async def main() -> tuple[int, int, int]:
+        threads = ToolThreads(asyncio.get_running_loop())
+        stuck = threading.Event()
+        hung = asyncio.ensure_future(threads.run("s-1", stuck.wait, 5))
+        await asyncio.sleep(0.05)
+        hung_ident = next(t.ident for t in threading.enumerate() if t.name == "intentd-tool-s-1")
+        other_ident = await asyncio.wait_for(threads.run("s-2", threading.get_ident), 2)
+        still = threads.close(0.2)  # the hung call is counted, not waited for past the grace
+        stuck.set()
+        await hung
+        return hung_ident or 0, other_ident, still
+
+    hung_ident, other_ident, still = run(main)
+    assert other_ident != hung_ident
+    assert still == 1
+
+
+def test_an_error_reaches_the_caller_and_the_worker_stays_usable() -> None:
+    async def main() -> tuple[str, int]:
+        threads = ToolThreads(asyncio.get_running_loop())
+
+        def fail() -> None:
+            raise ValueError("boom")
+
+        try:
+            await threads.run("s-1", fail)
+            caught = ""
+        except ValueError as exc:
+            caught = str(exc)
+        value = await threads.run("s-1", lambda: 3)
+        threads.close(0.1)
+        return caught, value
+
+    assert run(main) == ("boom", 3)
+
+
+def test_an_idle_worker_ends_after_its_idle_time() -> None:
+    async def main() -> tuple[int, int]:
+        threads = ToolThreads(asyncio.get_running_loop(), idle_seconds=0.05)
+        await threads.run("s-1", lambda: None)
+        before = threads.workers
+        for _ in range(100):
+            if threads.workers == 0:
+                break
+            await asyncio.sleep(0.01)
+        after = threads.workers
+        await threads.run("s-1", lambda: None)  # a new worker is started when none is left
+        threads.close(0.1)
+        return before, after
+
+    assert run(main) == (1, 0)
