@@ -12,6 +12,7 @@ from intentd.daemon.tools.anchor import Anchor
 from intentd.daemon.tools.base import ToolFailed
 
 READ_CAP_BYTES = 2 * 1024 * 1024
+HASH_CHUNK = 1 << 20
 
 
 def sha256_file(path: str) -> str | None:
@@ -24,11 +25,13 @@ def sha256_file(path: str) -> str | None:
     except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
         return None
     digest = hashlib.sha256()
-    with os.fdopen(fd, "rb") as handle:
+    try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             return None
-        while chunk := handle.read(1 << 20):
+        while chunk := os.read(fd, HASH_CHUNK):
             digest.update(chunk)
+    finally:
+        os.close(fd)
     return digest.hexdigest()
 
 
@@ -40,10 +43,28 @@ def read_regular(path: str | os.PathLike[str], limit: int = 64 * 1024 * 1024) ->
     """The bytes of a regular file, at most `limit`. A FIFO, socket or device raises NotRegular
     at once (never waits on it); a missing file raises FileNotFoundError as open() does."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
-    with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
             raise NotRegular(f"{os.fspath(path)} is not a regular file")
-        return handle.read(limit)
+        return read_fd(fd, info.st_size, limit)
+    finally:
+        os.close(fd)
+
+
+def read_fd(fd: int, size: int, limit: int) -> bytes:
+    """At most `limit` bytes from fd, to its end. `size` (its fstat) sizes the first read, so a
+    small file costs one small buffer, not one of `limit` bytes; a file that grew is read on."""
+    chunks: list[bytes] = []
+    total = 0
+    want = min(size + 1, limit)  # one byte more than the size: the end is seen in one read
+    while total < limit:
+        chunk = os.read(fd, max(1, min(limit - total, max(want - total, HASH_CHUNK // 16))))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        total += len(chunk)
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
 def sha256_text(text: str) -> str:

@@ -14,7 +14,7 @@ import zlib
 from collections import OrderedDict
 from pathlib import Path
 
-from intentd.daemon.tools.fileio import sha256_file
+from intentd.daemon.tools.fileio import read_fd, sha256_file
 from intentd.daemon.utils.statedir import ensure_private
 
 log = logging.getLogger(__name__)
@@ -57,13 +57,15 @@ class ContentStore:
             return None
         except (IsADirectoryError, PermissionError):
             return sha256_file(path)
-        with os.fdopen(fd, "rb") as handle:
+        try:
             info = os.fstat(fd)
             if not stat.S_ISREG(info.st_mode):
                 return None  # as sha256_file: special files have no contents to keep
             if info.st_size > MAX_KEPT_BYTES:
                 return sha256_file(path)
-            data = handle.read(MAX_KEPT_BYTES + 1)
+            data = read_fd(fd, info.st_size, MAX_KEPT_BYTES + 1)  # a buffer the file's size
+        finally:
+            os.close(fd)
         digest = hashlib.sha256(data).hexdigest()
         if len(data) <= MAX_KEPT_BYTES and b"\0" not in data[:BINARY_PROBE]:
             self.put(digest, data)
