@@ -26,6 +26,7 @@ class Evaluation:
     decided_ms: float
     held: tuple[Anchor, ...] = ()  # a file tool's folders, held open from the recheck to the write
     grant_id: str | None = None  # the person's grant that answered it, when one did
+    args_record: tuple[Any, str] | None = None  # the ledger's args and their sha256 (receipts.py)
 
     @property
     def approved_by(self) -> str | None:

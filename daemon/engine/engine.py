@@ -63,6 +63,7 @@ class Engine:
         self._ledgers: dict[str, Ledger] = {}
         self._stores: dict[str, Any] = {}
         self._opening: dict[str, threading.Lock] = {}  # per workspace, while its store opens
+        self._opening_ledgers: dict[str, threading.Lock] = {}  # the same, for its ledger
         # calls allowed by tools/authorize whose clients have not reported yet
         self._authorized: dict[str, Run] = {}
         self._lock = threading.RLock()
@@ -354,11 +355,20 @@ class Engine:
     # -- recording -----------------------------------------------------------------------------
 
     def ledger(self, workspace: Workspace) -> Ledger:
+        """The workspace's ledger, opened on first use: outside the engine's lock, so opening
+        one (files, a lock, the chain's head) never holds up calls in the other workspaces."""
+        key = workspace.root_str
         with self._lock:
-            ledger = self._ledgers.get(workspace.root_str)
+            ledger = self._ledgers.get(key)
+            if ledger is not None:
+                return ledger
+            opening = self._opening_ledgers.setdefault(key, threading.Lock())
+        with opening:
+            ledger = self._ledgers.get(key)
             if ledger is None:
-                path = workspace_state_dir(workspace.root, self.home) / "ledger.jsonl"
-                ledger = self._ledgers[workspace.root_str] = Ledger(path)
+                ledger = Ledger(workspace_state_dir(workspace.root, self.home) / "ledger.jsonl")
+                with self._lock:
+                    self._ledgers[key] = ledger
             return ledger
 
     def record_receipt(self, ev: Evaluation, outcome: Outcome, before: dict[str, str | None],

@@ -13,6 +13,7 @@ from intentd.daemon.engine.ledger import summarize_args
 from intentd.daemon.protocol import messages
 
 if TYPE_CHECKING:
+    from intentd.daemon.engine.decision import Decision
     from intentd.daemon.engine.engine import Evaluation, Outcome
 
 
@@ -20,18 +21,39 @@ def _iso(seconds: float) -> str:
     return datetime.fromtimestamp(seconds, UTC).isoformat(timespec="milliseconds")
 
 
+def args_record(ev: Evaluation) -> tuple[Any, str]:
+    """The call's arguments as the ledger keeps them (long texts shortened) and the sha256 of
+    all of them: taken once a call, since its intent line and its receipt both carry them."""
+    if ev.args_record is None:
+        args = ev.ctx.args
+        args_text = json.dumps(args, sort_keys=True, default=repr)
+        ev.args_record = (summarize_args(args), hashlib.sha256(args_text.encode()).hexdigest())
+    return ev.args_record
+
+
+def tool_intent(ev: Evaluation) -> messages.ToolIntent:
+    """What was asked: the call, its session and intent as they stand now."""
+    ctx = ev.ctx
+    summary, digest = args_record(ev)
+    return messages.ToolIntent(
+        id=ev.call_id, time=_iso(ev.started_at), session=ctx.session.id,
+        agent=ctx.session.agent, mode=ctx.session.mode.value, workspace=ctx.root,
+        intent_id=ctx.session.intent_id, tool=str(ctx.name)[:200], args=summary,
+        args_sha256=digest)
+
+
+def intent_line(ev: Evaluation, decision: Decision) -> dict[str, Any]:
+    """The ledger line a call that may change something writes before it runs (steps.py)."""
+    return {"v": 1, "phase": "intent", "intent": tool_intent(ev).to_json(),
+            "decision": decision.verdict.value, "stage": decision.stage, "reason": decision.reason}
+
+
 def receipt(ev: Evaluation, outcome: Outcome, before: dict[str, str | None],
             execution_ms: float) -> dict[str, Any]:
-    ctx, result = ev.ctx, outcome.result
-    args_text = json.dumps(ctx.args, sort_keys=True, default=repr)
+    result = outcome.result
     entry = messages.LedgerEntry(
         v=1,
-        intent=messages.ToolIntent(
-            id=ev.call_id, time=_iso(ev.started_at), session=ctx.session.id,
-            agent=ctx.session.agent, mode=ctx.session.mode.value, workspace=ctx.root,
-            intent_id=ctx.session.intent_id, tool=str(ctx.name)[:200],
-            args=summarize_args(ctx.args),
-            args_sha256=hashlib.sha256(args_text.encode()).hexdigest()),
+        intent=tool_intent(ev),
         decision=outcome.decision.verdict.value,
         stage=outcome.decision.stage,
         reason=outcome.decision.reason,

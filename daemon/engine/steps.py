@@ -11,9 +11,9 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from intentd.daemon.engine.calls import Evaluation, Outcome, Run
+from intentd.daemon.engine.calls import Evaluation, Run
 from intentd.daemon.engine.decision import Decision
-from intentd.daemon.engine.receipts import receipt as receipt_entry
+from intentd.daemon.engine.receipts import intent_line
 from intentd.daemon.policy.hooks import run_post_hooks, run_pre_hooks
 from intentd.daemon.sandbox.calls import audited
 from intentd.daemon.tools.anchor import hold_anchors
@@ -35,9 +35,7 @@ def record_intent(engine: Engine, run: Run) -> Decision | None:
     ev, ctx = run.ev, run.ctx
     if not engine.record or ctx.tool is None or not ctx.tool.destructive:
         return None
-    entry = receipt_entry(ev, Outcome(ev.call_id, run.outcome.decision), {}, 0.0)
-    line = {"v": entry["v"], "phase": "intent", "intent": entry["intent"],
-            "decision": entry["decision"], "stage": entry["stage"], "reason": entry["reason"]}
+    line = intent_line(ev, run.outcome.decision)
     try:
         engine.ledger(ctx.session.workspace).append(line)
     except Exception as exc:  # fail closed: no record, no run

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 from typing import Any
 
@@ -235,3 +236,19 @@ def test_stages_return_what_they_find_and_leave_the_context_alone(engine: Engine
     access = AccessStage().check(ctx)
     assert isinstance(access, Finding) and access.not_auto == ("../x.txt is outside the workspace",)
     assert ctx.not_auto == []
+
+
+def test_a_writes_intent_line_and_receipt_carry_the_same_arguments(engine: Engine,
+                                                                    workspace: Path) -> None:
+    session = selected(engine, workspace)
+    long_text = "y = 2\n" * 100  # longer than the ledger keeps: shortened, and hashed whole
+    outcome = engine.call(session, "write_to_file", {"path": "src/new.py", "content": long_text},
+                          approver=Scripted(Answer(True)))
+    assert outcome.result is not None and outcome.result.ok
+    lines = [json.loads(line) for line in engine.ledger(session.workspace).path.open()]
+    intent, receipt = lines[-2], lines[-1]
+    assert list(intent) == ["v", "phase", "intent", "decision", "stage", "reason", "chain"]
+    assert intent["phase"] == "intent" and "phase" not in receipt
+    assert intent["intent"] == receipt["intent"]
+    assert receipt["intent"]["args"]["content"].endswith(f"... [{len(long_text)} chars]")
+    assert len(receipt["intent"]["args_sha256"]) == 64
