@@ -31,20 +31,26 @@ _LOW, _HIGH = -(2**63), 2**63 - 1
 # A folder keeps its names in one "/"-separated string while small (found with str.find, counted
 # to an index); past this many it keeps a dict of name to index instead.
 SMALL = 32
+# Records go in bytes objects of this many: each then fits CPython's small-object allocator
+# (up to 512 bytes), whose memory goes back to the system once freed. A larger buffer comes from
+# the C heap, where a few long-lived ones scattered among a full scan's garbage keep it all.
+CHUNK = 10
 Value = tuple[int, Entry]
 _new_entry = tuple.__new__
+_unpack = _RECORD.unpack_from
 _T = TypeVar("_T")
 
 
 class _Folder:
-    """One folder's files: names (as '/a/b/', or in index when large) and their records."""
+    """One folder's files: names (as '/a/b/', or in index when large) and their records,
+    CHUNK to a bytes object."""
 
     __slots__ = ("index", "names", "records")
 
     def __init__(self) -> None:
         self.names = "/"
         self.index: dict[str, int] | None = None
-        self.records = bytearray()
+        self.records: list[bytes] = []
 
     def find(self, name: str) -> int:
         """The record number of name, -1 when absent."""
@@ -60,10 +66,21 @@ class _Folder:
             index[name] = len(index)
         else:
             self.names += name + "/"
-            if len(self.records) >= SMALL * _SIZE:
+            if len(self.records) * CHUNK > SMALL:
                 self.index = {n: i for i, n in enumerate(self.names[1:-1].split("/"))}
                 self.names = ""
-        self.records += record
+        records = self.records
+        if records and len(records[-1]) < CHUNK * _SIZE:
+            records[-1] += record
+        else:
+            records.append(record)
+
+    def replace(self, at: int, offset: int, data: bytes) -> None:
+        """Put data at offset in record number at."""
+        chunk, start = divmod(at, CHUNK)
+        old = self.records[chunk]
+        start = start * _SIZE + offset
+        self.records[chunk] = old[:start] + data + old[start + len(data):]
 
     def each(self) -> Iterable[str]:
         return self.index if self.index is not None else self.names[1:-1].split("/")
@@ -100,7 +117,8 @@ class Known(Mapping[str, Value]):
                 at = names.count("/", 0, at)
         if at < 0:
             return default
-        seq, size, mtime, perm, code, sha = _RECORD.unpack_from(folder.records, at * _SIZE)
+        chunk, at = divmod(at, CHUNK)
+        seq, size, mtime, perm, code, sha = _unpack(folder.records[chunk], at * _SIZE)
         if code == 0 and size == -1 and mtime == -1 and perm == 0:
             return seq, ABSENT
         if code & _WHOLE:
@@ -147,6 +165,26 @@ class Known(Mapping[str, Value]):
                 for name in folder.each():
                     yield prefix + name
 
+    def compacted(self) -> Known:
+        """A copy made of new objects. A Known built during a big checkpoint has its small
+        objects scattered among that checkpoint's garbage, which then cannot be handed back
+        to the system; a copy made once the garbage is freed lies together."""
+        copy = Known()
+        copy._count = self._count
+        copy._notes = {_fresh(k): _fresh(v) for k, v in self._notes.items()}
+        copy._whole = dict(self._whole)
+        folders = copy._folders
+        for folder_path, folder in self._folders.items():
+            new = _Folder()
+            if folder.index is not None:
+                new.index = {_fresh(name): at for name, at in folder.index.items()}
+                new.names = ""
+            else:
+                new.names = _fresh(folder.names)
+            new.records = [bytes(bytearray(chunk)) for chunk in folder.records]
+            folders[_fresh(folder_path)] = new
+        return copy
+
     # -- changing -----------------------------------------------------------------------------
 
     def set(self, path: str, seq: int, entry: Entry) -> None:
@@ -181,14 +219,12 @@ class Known(Mapping[str, Value]):
     def refresh(self, path: str, size: int, mtime_ns: int) -> None:
         """New stat cache values for a known path whose content did not change (its seq stays)."""
         seq, entry = self[path]
-        folder_path, _, name = path.rpartition("/")
-        folder = self._folders[folder_path]
-        at = folder.find(name)
-        code = folder.records[at * _SIZE + 26]
-        if code & _WHOLE or not (_LOW <= size <= _HIGH and _LOW <= mtime_ns <= _HIGH):
+        if path in self._whole or not (_LOW <= size <= _HIGH and _LOW <= mtime_ns <= _HIGH):
             self.set(path, seq, entry._replace(size=size, mtime_ns=mtime_ns))
             return
-        _STAT.pack_into(folder.records, at * _SIZE + 8, size, mtime_ns)
+        folder_path, _, name = path.rpartition("/")
+        folder = self._folders[folder_path]
+        folder.replace(folder.find(name), 8, _STAT.pack(size, mtime_ns))
 
     def _place(self, path: str, record: bytes) -> None:
         folder_path, _, name = path.rpartition("/")
@@ -202,7 +238,12 @@ class Known(Mapping[str, Value]):
             folder.add(name, record)
             self._count += 1
         else:
-            folder.records[at * _SIZE:(at + 1) * _SIZE] = record
+            folder.replace(at, 0, record)
+
+
+def _fresh(text: str) -> str:
+    """An equal string that is a new object (slicing or str() would return the same one)."""
+    return text.encode("utf-8", "surrogatepass").decode("utf-8", "surrogatepass")
 
 
 def _sha_bytes(sha: str) -> bytes | None:

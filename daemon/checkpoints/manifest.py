@@ -32,6 +32,7 @@ CREATE INDEX IF NOT EXISTS entries_by_sha ON entries (sha) WHERE sha != '';
 """
 _ENTRY_COLUMNS = "kind, sha, perm, size, mtime_ns, note"
 _ROW_COLUMNS = "seq, created_ns, clock_ns, label, kind, complete, files, skipped, coverage"
+_BRIEF_COLUMNS = "seq, created_ns, clock_ns, label, kind, complete, '[]', '[]', coverage"
 _CHUNK = 500
 
 
@@ -187,8 +188,11 @@ class Manifest:
         rows = self._query("SELECT value FROM meta WHERE key = 'generation'")
         return int(str(rows[0][0])) if rows else 0
 
-    def rows(self, where: str = "", params: Iterable[object] = ()) -> list[Row]:
-        sql = f"SELECT {_ROW_COLUMNS} FROM checkpoints {where} ORDER BY seq"
+    def rows(self, where: str = "", params: Iterable[object] = (), *, brief: bool = False) -> list[Row]:
+        """brief: leave files and skipped empty (a baseline's list names every file: 30 MB of
+        Python objects at 500k files, for a caller that wants only the row's seq and times)."""
+        columns = _BRIEF_COLUMNS if brief else _ROW_COLUMNS
+        sql = f"SELECT {columns} FROM checkpoints {where} ORDER BY seq"
         try:
             return [self._row(r) for r in self._query(sql, params)]
         except (ValueError, TypeError) as exc:
@@ -209,7 +213,8 @@ class Manifest:
         return found[0]
 
     def last(self) -> Row | None:
-        found = self.rows("WHERE seq = (SELECT MAX(seq) FROM checkpoints)")
+        """The newest checkpoint, brief (its files and skipped left empty)."""
+        found = self.rows("WHERE seq = (SELECT MAX(seq) FROM checkpoints)", brief=True)
         return found[0] if found else None
 
     def next_seq(self, seq: int) -> int | None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ctypes
 import logging
 import os
 import re
@@ -17,7 +16,7 @@ from dulwich.objects import Blob
 
 from intentd.daemon.utils.statedir import checkpoints_dir, ensure_private, make_tree_private
 
-from . import inotify
+from . import heap, inotify
 from .capture import Capture, Capturer
 from .diffing import file_diff, unknown_diff
 from .dirty import DirtyTracker
@@ -87,6 +86,7 @@ class CheckpointStore:
         ignore_rules: Callable[[], PolicyRules] | None = None,
         watch: bool = True,
     ) -> None:
+        heap.keep_trimmed()  # a long-running daemon: what a full scan frees must go back
         root = os.path.abspath(workspace)
         if not os.path.isdir(root):
             raise WorkspaceMissing(f"workspace {root} does not exist (moved or deleted?)")
@@ -158,7 +158,8 @@ class CheckpointStore:
     def warm_up(self, progress: Progress | None = None) -> Checkpoint | None:
         """Take the workspace's first complete checkpoint (a baseline) unless it has one, reading
         and hashing every file first without holding the store: tool calls meanwhile wait only
-        for what they need, and the first command checkpoint is spared a full read."""
+        for what they need, and the first command checkpoint is spared a full read. The baseline
+        comes back brief (no files: it holds every file; get() lists them)."""
         with self._warming:
             if self._stop.is_set() or self._warm():
                 return None
@@ -178,12 +179,17 @@ class CheckpointStore:
                         return None
                     self._recorder.hints = hints
                     try:
-                        return self._create(None, BASELINE, kind="baseline")
+                        seq = parse_id(self._create(None, BASELINE, kind="baseline").id)
                     finally:
-                        self._recorder.hints = {}
+                        self._recorder.hints = hints = Known()
+                    # The full scan's garbage is freed now: copy the known state so that it lies
+                    # together, and hand the rest back (the daemon's memory would keep the peak).
+                    self._known = self._known.compacted()
+                    heap.give_back()
+                    (row,) = self._manifest.rows("WHERE seq = ?", (seq,), brief=True)
+                    return self._checkpoint(row)  # brief: get() lists its files (all of them)
             finally:
                 self.warm_up_progress = None
-                give_back_memory()  # what the baseline's full scan held, freed but still mapped
 
     def _warm(self) -> bool:
         with self._lock.hold(exclusive=False):
@@ -221,7 +227,7 @@ class CheckpointStore:
         self.wait_for_upkeep()
         with self._lock.hold(exclusive=False):
             # the baseline is the ground later restores stand on, not a point a tool call made
-            return [self._checkpoint(row) for row in self._manifest.rows() if row.kind != "baseline"]
+            return [self._checkpoint(row) for row in self._manifest.rows("WHERE kind != 'baseline'")]
 
     def get(self, checkpoint_id: str) -> Checkpoint:
         self.wait_for_upkeep()
@@ -439,7 +445,7 @@ class CheckpointStore:
             self._capturer.reset()
             self._known = self._manifest.known()
             self._generation = generation
-            give_back_memory()
+            heap.give_back()
 
     def _row(self, text: str) -> Row:
         return self._manifest.row(parse_id(text), text)
@@ -449,28 +455,6 @@ class CheckpointStore:
         kind: CheckpointKind = row.kind if row.kind in ("files", "baseline") else "command"  # type: ignore[assignment]
         return Checkpoint(make_id(row.seq), row.created_ns / 1e9, row.label, row.files,
                           row.skipped, kind, row.coverage)
-
-
-def give_back_memory() -> None:
-    """Hand memory freed after a big job (a full scan, a reload) back to the system. CPython
-    returns its own arenas once empty, but the C heap keeps what it freed mapped until trimmed;
-    glibc's malloc_trim does it (elsewhere this does nothing)."""
-    global _malloc_trim
-    if _malloc_trim is None:
-        _malloc_trim = _find_malloc_trim()
-    _malloc_trim()
-
-
-def _find_malloc_trim() -> Callable[[], object]:
-    try:
-        trim = ctypes.CDLL(None).malloc_trim
-    except (OSError, AttributeError):  # not glibc
-        return lambda: None
-    trim.argtypes, trim.restype = [ctypes.c_size_t], ctypes.c_int
-    return lambda: trim(0)
-
-
-_malloc_trim: Callable[[], object] | None = None
 
 
 def _make_tracker(root: str, barrier_dir: str, skipped_dir: Callable[[str], bool]) -> Tracker:

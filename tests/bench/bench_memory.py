@@ -35,6 +35,7 @@ from tests.bench import bench_checkpoints  # noqa: E402
 
 bench_checkpoints.PER_DIR = 10  # the monorepo shape: 500k files in 50k folders
 WARM_UP_TIMEOUT = 3600.0
+SHOW_REGIONS = False
 
 
 @dataclass
@@ -59,6 +60,21 @@ def status(pid: int) -> dict[str, float]:
             if key in ("VmRSS", "VmHWM"):
                 found[key] = int(value.split()[0]) / 1024
     return found
+
+
+def regions(pid: int, top: int = 8) -> str:
+    """The process's largest resident mappings (where the memory is: heap, arenas, libraries)."""
+    found: list[tuple[int, str]] = []
+    with open(f"/proc/{pid}/smaps", encoding="ascii", errors="replace") as handle:
+        name = ""
+        for line in handle:
+            fields = line.split()
+            if fields and "-" in fields[0] and not fields[0].endswith(":"):
+                name = " ".join(fields[5:]) or f"anonymous {fields[0]}"
+            elif fields and fields[0] == "Rss:":
+                found.append((int(fields[1]), name))
+    found.sort(reverse=True)
+    return "\n".join(f"  {kib / 1024:7.1f} MiB  {name}" for kib, name in found[:top])
 
 
 def workspace(base: Path, count: int) -> Path:
@@ -114,6 +130,8 @@ def measure(count: int, tree: Path, scratch: Path) -> Row:
             raise RuntimeError(f"the command was not allowed with a checkpoint: {answer}")
         time.sleep(0.5)  # let the upkeep the checkpoint may start finish
         after = status(pid)
+        if SHOW_REGIONS:
+            print(regions(pid), file=sys.stderr)
         listed = client.call(protocol.CHECKPOINTS_LIST, {"workspace": str(root)})["checkpoints"]
         last = listed[-1]
     return Row(count, idle, warm, after["VmRSS"], after["VmHWM"], warm_s, command_ms,
@@ -125,7 +143,11 @@ def main() -> None:
     parser.add_argument("--sizes", default="50000,200000")
     parser.add_argument("--reuse", type=Path, default=None,
                         help="keep generated trees in this folder and use them again")
+    parser.add_argument("--regions", action="store_true",
+                        help="also print the daemon's largest memory mappings (to stderr)")
     args = parser.parse_args()
+    global SHOW_REGIONS
+    SHOW_REGIONS = args.regions
     sizes = [int(s) for s in args.sizes.split(",")]
     rows = []
     with tempfile.TemporaryDirectory(prefix="itd-mem-", dir="/tmp") as tmp:
