@@ -13,6 +13,7 @@ with set() and refresh().
 
 from __future__ import annotations
 
+import marshal
 import struct
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, TypeVar, overload
@@ -165,25 +166,26 @@ class Known(Mapping[str, Value]):
                 for name in folder.each():
                     yield prefix + name
 
-    def compacted(self) -> Known:
-        """A copy made of new objects. A Known built during a big checkpoint has its small
-        objects scattered among that checkpoint's garbage, which then cannot be handed back
-        to the system; a copy made once the garbage is freed lies together."""
-        copy = Known()
-        copy._count = self._count
-        copy._notes = {_fresh(k): _fresh(v) for k, v in self._notes.items()}
-        copy._whole = dict(self._whole)
-        folders = copy._folders
-        for folder_path, folder in self._folders.items():
-            new = _Folder()
-            if folder.index is not None:
-                new.index = {_fresh(name): at for name, at in folder.index.items()}
-                new.names = ""
-            else:
-                new.names = _fresh(folder.names)
-            new.records = [bytes(bytearray(chunk)) for chunk in folder.records]
-            folders[_fresh(folder_path)] = new
-        return copy
+    def packed(self) -> bytes:
+        """Everything it holds, as one bytes object (see unpacked())."""
+        folders = {path: (folder.names, folder.index, folder.records)
+                   for path, folder in self._folders.items()}
+        whole = {path: (seq, tuple(entry)) for path, (seq, entry) in self._whole.items()}
+        return marshal.dumps((self._count, self._notes, whole, folders))
+
+    @classmethod
+    def unpacked(cls, data: bytes) -> Known:
+        """The Known that packed() was taken of, made of new objects. A Known built during a
+        big checkpoint has its small objects scattered among that checkpoint's garbage, which
+        then cannot be handed back to the system: packed, dropped, and unpacked once the
+        garbage is freed, it lies together."""
+        known = cls()
+        known._count, known._notes, whole, folders = marshal.loads(data)
+        known._whole = {path: (seq, Entry(*fields)) for path, (seq, fields) in whole.items()}
+        for path, (names, index, records) in folders.items():
+            folder = known._folders[path] = _Folder()
+            folder.names, folder.index, folder.records = names, index, records
+        return known
 
     # -- changing -----------------------------------------------------------------------------
 
@@ -239,11 +241,6 @@ class Known(Mapping[str, Value]):
             self._count += 1
         else:
             folder.replace(at, 0, record)
-
-
-def _fresh(text: str) -> str:
-    """An equal string that is a new object (slicing or str() would return the same one)."""
-    return text.encode("utf-8", "surrogatepass").decode("utf-8", "surrogatepass")
 
 
 def _sha_bytes(sha: str) -> bytes | None:

@@ -182,14 +182,20 @@ class CheckpointStore:
                         seq = parse_id(self._create(None, BASELINE, kind="baseline").id)
                     finally:
                         self._recorder.hints = hints = Known()
-                    # The full scan's garbage is freed now: copy the known state so that it lies
-                    # together, and hand the rest back (the daemon's memory would keep the peak).
-                    self._known = self._known.compacted()
-                    heap.give_back()
+                    self._compact_known()
                     (row,) = self._manifest.rows("WHERE seq = ?", (seq,), brief=True)
                     return self._checkpoint(row)  # brief: get() lists its files (all of them)
             finally:
                 self.warm_up_progress = None
+
+    def _compact_known(self) -> None:
+        """After a full scan (its garbage freed): the known state made again of new objects,
+        so that it lies together, and the rest handed back; the daemon would keep the peak."""
+        data = self._known.packed()
+        self._known = Known()  # the only reference: its objects go now
+        self._known = Known.unpacked(data)
+        del data
+        heap.give_back()
 
     def _warm(self) -> bool:
         with self._lock.hold(exclusive=False):

@@ -114,3 +114,19 @@ def test_the_manifest_builds_it_from_every_paths_latest_entry(tmp_path: Path) ->
         manifest.known()
     manifest.close()
     assert sqlite3.connect(tmp_path / "m.sqlite3").execute("SELECT 1").fetchone() == (1,)
+
+
+def test_packed_and_unpacked_it_holds_the_same_and_still_changes() -> None:
+    known = from_mapping(KINDS)
+    for i in range(SMALL * 2):  # a folder past SMALL, with its index
+        known.set(f"many/f{i}", i, Entry("file", SHA, 0o644, i, i))
+    copy = Known.unpacked(known.packed())
+    assert dict(copy.items()) == dict(known.items()) and len(copy) == len(known)
+    copy.set("many/f3", 99, ABSENT)
+    copy.set("many/new", 100, ABSENT)
+    copy.refresh("odd/huge.txt", 1, 1)
+    copy.refresh("big.bin", 5, 5)
+    assert copy["many/f3"] == (99, ABSENT) and copy["many/new"] == (100, ABSENT)
+    assert copy["odd/huge.txt"] == (10, KINDS["odd/huge.txt"][1]._replace(size=1, mtime_ns=1))
+    assert copy["big.bin"][1].note == "over 5 MiB size cap" and copy["big.bin"][1].size == 5
+    assert known["many/f3"] == (3, Entry("file", SHA, 0o644, 3, 3))  # the original is apart
