@@ -182,6 +182,9 @@ class CheckpointStore:
                         seq = parse_id(self._create(None, BASELINE, kind="baseline").id)
                     finally:
                         self._recorder.hints = hints = Known()
+                    # The baseline's entries sit in the write-ahead log: fold them in now, or
+                    # the next checkpoint's commit does it (150 ms at 500k files, in a tool call).
+                    self._manifest.flush()
                     self._compact_known()
                     (row,) = self._manifest.rows("WHERE seq = ?", (seq,), brief=True)
                     return self._checkpoint(row)  # brief: get() lists its files (all of them)
