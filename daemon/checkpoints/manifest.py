@@ -184,10 +184,6 @@ class Manifest:
     def _set_meta(self, values: dict[str, str]) -> None:
         self._db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", values.items())
 
-    def generation(self) -> int:
-        rows = self._query("SELECT value FROM meta WHERE key = 'generation'")
-        return int(str(rows[0][0])) if rows else 0
-
     def rows(self, where: str = "", params: Iterable[object] = (), *, brief: bool = False) -> list[Row]:
         """brief: leave files and skipped empty (a baseline's list names every file: 30 MB of
         Python objects at 500k files, for a caller that wants only the row's seq and times)."""

@@ -122,8 +122,9 @@ class BlobStore:
             os.makedirs(folder, PRIVATE_DIR, exist_ok=True)
             fd = os.open(temp, flags, PRIVATE_FILE)
         try:
-            with os.fdopen(fd, "wb", closefd=False) as handle:
-                handle.write(packed)
+            view = memoryview(packed)
+            while view:  # os.write may write less than asked (a file object's cost spared)
+                view = view[os.write(fd, view):]
         except BaseException:
             os.close(fd)
             with suppress(OSError):

@@ -336,9 +336,9 @@ class CheckpointStore:
     def _observe(self, paths: Sequence[str] | None, *, drain: bool,
                  save: bool) -> tuple[Capture, Changes, int | None]:
         """Capture and record; returns the run start that new files backfill to (None: no backfill)."""
-        self._sync_known()
-        prev = self._manifest.last()
         meta = self._manifest.meta()
+        self._sync_known(int(meta.get("generation", "0")))
+        prev = self._manifest.last()
         capture = self._capturer.capture(
             paths, prev, self._known, meta,
             own_drain=prev is not None and prev.seq == self._drained_seq, drain=drain)
@@ -446,9 +446,9 @@ class CheckpointStore:
         st = self._recorder.stat(path)
         return st is None or st.ctime_ns >= row.clock_ns
 
-    def _sync_known(self) -> None:
-        """Reload the known state when another process (or a prune) changed the manifest."""
-        generation = self._manifest.generation()
+    def _sync_known(self, generation: int) -> None:
+        """Reload the known state when another process (or a prune) changed the manifest
+        (generation: the manifest's now, read with the rest of its meta values)."""
         if generation != self._generation:
             self._known = Known()  # the old one's memory goes before the new one is built
             self._capturer.reset()
