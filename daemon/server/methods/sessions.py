@@ -35,6 +35,10 @@ def register(table: MethodTable, core: DaemonCore) -> None:
         if mode_name not in ("act", "plan"):
             raise bad_params("mode", "must be act or plan")
         agent = (params.opt_text("agent") or conn.client_name)[:100]
+        if core.engine.record:
+            # Opened here, on a thread: the first call's decision (on the event loop) then finds
+            # it open, so a ledger another process holds locked stalls this session only.
+            await core.in_thread(core.engine.ledger, workspace)
         session = core.engine.open_session(workspace.root, agent=agent, mode=Mode(mode_name))
         conn.sessions.add(session.id)
         opened = m.SessionOpened(session_id=session.id, workspace=workspace.root_str,

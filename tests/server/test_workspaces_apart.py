@@ -1,0 +1,93 @@
+"""Writes to different workspaces do not wait for each other: a workspace whose ledger another
+process holds locked stops its own writes only."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from intentd.daemon import protocol
+from intentd.daemon.client import Client
+from intentd.daemon.testing import DaemonProcess, make_intent, make_workspace
+from intentd.daemon.utils.statedir import workspace_state_dir
+
+POLICY = {"auto_approve": {"edit": True, "max_consecutive": 0}}
+
+
+def gated_write(client: Client, session: str, workspace: Path, name: str) -> None:
+    answer = client.call(protocol.TOOLS_AUTHORIZE, {
+        "session_id": session, "tool": "write_to_file", "args": {"path": name, "content": "x\n"}})
+    assert answer["decision"] == "allow", answer
+    (workspace / name).write_text("x\n")
+    client.call(protocol.TOOLS_REPORT, {"session_id": session, "call_id": answer["call_id"],
+                                        "ok": True})
+
+
+def opened(client: Client, workspace: Path) -> str:
+    session = str(client.call(protocol.SESSIONS_OPEN, {"workspace": str(workspace)})["session_id"])
+    client.call(protocol.INTENTS_SELECT, {"session_id": session, "intent_id": "INT-1"})
+    return session
+
+
+def test_a_workspace_held_up_by_its_ledger_holds_up_no_other(daemon: DaemonProcess,
+                                                             tmp_path: Path) -> None:
+    held_ws, free_ws = (make_workspace(tmp_path / name, make_intent(owned_scope=["**"]),
+                                       policy=POLICY) for name in ("held", "free"))
+    with Client(daemon.socket_path, timeout=30) as held_client, \
+            Client(daemon.socket_path, timeout=30) as free_client:
+        held, free = opened(held_client, held_ws), opened(free_client, free_ws)
+        gated_write(held_client, held, held_ws, "first.txt")  # both ledgers open
+        gated_write(free_client, free, free_ws, "first.txt")
+        lock_file = next(p for p in daemon.state_dir.rglob("ledger.lock") if "held" in str(p))
+        fd = os.open(lock_file, os.O_RDWR)
+        fcntl.flock(fd, fcntl.LOCK_EX)  # another writer of that ledger, stuck mid-line
+        finished: list[Any] = []
+        waiting = threading.Thread(
+            target=lambda: finished.append(gated_write(held_client, held, held_ws, "second.txt")))
+        try:
+            waiting.start()
+            time.sleep(0.3)
+            assert not finished  # its intent line cannot be written: it waits, unrun
+            started = time.monotonic()
+            for n in range(5):
+                gated_write(free_client, free, free_ws, f"free-{n}.txt")
+            assert time.monotonic() - started < 5
+            assert not finished
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            os.close(fd)
+        waiting.join(10)
+        assert finished == [None]  # and once the ledger is free it is recorded and answered
+
+
+def test_a_session_opening_on_a_locked_ledger_holds_up_no_other(daemon: DaemonProcess,
+                                                                tmp_path: Path) -> None:
+    cold_ws, free_ws = (make_workspace(tmp_path / name, make_intent(owned_scope=["**"]),
+                                       policy=POLICY) for name in ("cold", "free"))
+    state = workspace_state_dir(cold_ws.resolve(), daemon.state_dir / "intentd")
+    state.mkdir(parents=True)
+    fd = os.open(state / "ledger.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)  # before the daemon ever opened that ledger
+    with Client(daemon.socket_path, timeout=30) as cold_client, \
+            Client(daemon.socket_path, timeout=30) as free_client:
+        sessions: list[str] = []
+        waiting = threading.Thread(target=lambda: sessions.append(opened(cold_client, cold_ws)))
+        try:
+            waiting.start()
+            time.sleep(0.3)
+            started = time.monotonic()
+            free = opened(free_client, free_ws)
+            for n in range(3):
+                gated_write(free_client, free, free_ws, f"free-{n}.txt")
+            assert time.monotonic() - started < 5
+            assert not sessions
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            os.close(fd)
+        waiting.join(10)
+        assert len(sessions) == 1
+        gated_write(cold_client, sessions[0], cold_ws, "late.txt")
