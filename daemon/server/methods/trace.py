@@ -22,7 +22,7 @@ MAX_BLAME_BYTES = MAX_KEPT_BYTES
 def register(table: MethodTable, core: DaemonCore) -> None:
     async def ledger_verify(conn: Any, params: Params) -> dict[str, Any]:
         workspace = core.workspace(params)
-        ledger = core.engine.ledger(workspace)
+        ledger = await core.in_thread(core.engine.ledger, workspace)  # opening it may wait
         # The head is read first: lines appended during the walk only make the files run past it.
         seq, digest = ledger.head()
         report = await core.in_thread(lambda: against_head(verify(ledger.path), seq, digest))
