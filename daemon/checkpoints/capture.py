@@ -10,6 +10,7 @@ from .dirty import DirtySnapshot, DirtyTracker
 from .errors import InvalidPath
 from .ignore import CheckpointIgnore, rules_digest
 from .inotify_tracker import InotifyTracker
+from .known import Known as PackedKnown
 from .manifest import Row
 from .paths import in_git_dir, normalize
 from .recorder import Known, Recorder
@@ -133,6 +134,7 @@ class Capturer:
         """Every file under these folders now (scan() leaves out ignored ones), plus every known
         one that is gone; a known file that is merely ignored now keeps its record. With
         unchanged, files whose stat matches their entry there are left out (a scan, not events)."""
+        folders = list(folders)
         found: dict[str, DiskStat | None] = {}
         seen: set[str] = set()
         for folder in folders:
@@ -141,11 +143,13 @@ class Capturer:
                 if unchanged is None or (entry := unchanged.get(path)) is None or not stat_matches(
                         st, entry[1]):
                     found[path] = to_disk_stat(st)
-        prefixes = tuple(folder + "/" for folder in folders)
-        if "" in folders:
-            prefixes = ("",)
-        if prefixes:
-            self._gone(known, (p for p in known if p.startswith(prefixes) and p not in seen), found)
+        if isinstance(known, PackedKnown):  # matches folder keys, not every recorded path
+            inside: Iterable[str] = known.under(folders)
+        else:
+            prefixes = ("",) if "" in folders else tuple(folder + "/" for folder in folders)
+            inside = (p for p in known if p.startswith(prefixes))
+        if folders:
+            self._gone(known, (p for p in inside if p not in seen), found)
         return found
 
     def _gone(self, known: Known, paths: Iterable[str], stats: dict[str, DiskStat | None]) -> None:
