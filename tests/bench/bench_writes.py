@@ -33,16 +33,23 @@ def open_session(client: Client, workspace: Path) -> str:
     return session_id
 
 
-def gated_write(client: Client, session_id: str, workspace: Path, n: int, tag: str) -> None:
+def gated_write(client: Client, session_id: str, workspace: Path, n: int, tag: str,
+                parts: list[tuple[float, float, float]] | None = None) -> None:
+    """One gated write; with `parts`, the times of its authorize, write and report are added."""
     path = f"src/{tag}-{n % 64}.py"
     content = f"value = {n}\n"
+    started = time.perf_counter()
     answer = client.call(protocol.TOOLS_AUTHORIZE, {
         "session_id": session_id, "tool": "write_to_file", "args": {"path": path, "content": content}})
     if answer["decision"] != "allow":
         raise RuntimeError(answer)
+    authorized = time.perf_counter()
     (workspace / path).write_text(content)
+    written = time.perf_counter()
     client.call(protocol.TOOLS_REPORT, {"session_id": session_id, "call_id": answer["call_id"],
                                         "ok": True, "output": "written"})
+    if parts is not None:
+        parts.append((authorized - started, written - authorized, time.perf_counter() - written))
 
 
 def gated_read(client: Client, session_id: str, n: int) -> None:
@@ -53,7 +60,8 @@ def gated_read(client: Client, session_id: str, n: int) -> None:
         raise RuntimeError(answer)
 
 
-def latency(socket_path: Path, workspace: Path, calls: int) -> tuple[list[float], list[float]]:
+def latency(socket_path: Path, workspace: Path, calls: int,
+            parts: list[tuple[float, float, float]]) -> tuple[list[float], list[float]]:
     writes, reads = [], []
     with Client(socket_path) as client:
         session_id = open_session(client, workspace)
@@ -62,7 +70,7 @@ def latency(socket_path: Path, workspace: Path, calls: int) -> tuple[list[float]
             gated_read(client, session_id, n)
         for n in range(calls):
             started = time.perf_counter()
-            gated_write(client, session_id, workspace, n, "lat")
+            gated_write(client, session_id, workspace, n, "lat", parts)
             writes.append((time.perf_counter() - started) * 1000)
             started = time.perf_counter()
             gated_read(client, session_id, n + 1000)
@@ -126,7 +134,8 @@ def main() -> int:
                                  files={"src/app.py": "print('hi')\n" * 10})
                   for i in range(args.workspaces)]
         with DaemonProcess(root / "d.sock", root / "state") as daemon:
-            writes, reads = latency(daemon.socket_path, spaces[0], args.calls)
+            parts: list[tuple[float, float, float]] = []
+            writes, reads = latency(daemon.socket_path, spaces[0], args.calls, parts)
             one_rate, one = throughput(daemon.socket_path, spaces[:1], args.clients, args.per_client,
                                        "one")
             rate, spread = throughput(daemon.socket_path, spaces, args.clients, args.per_client,
@@ -134,6 +143,9 @@ def main() -> int:
     print(f"gated write (authorize → write → report), {args.calls} sequential, 1 client:")
     print(f"  p50 {pick(writes, .5):.3f} ms   p90 {pick(writes, .9):.3f} ms   "
           f"p99 {pick(writes, .99):.3f} ms   mean {statistics.mean(writes):.3f} ms")
+    print("  of which, p50: " + "   ".join(
+        f"{name} {pick([p[i] * 1000 for p in parts], .5):.3f} ms"
+        for i, name in enumerate(("authorize", "the client's write", "report"))))
     print(f"read authorize, same run: p50 {pick(reads, .5):.3f} ms "
           f"(a write costs {pick(writes, .5) / pick(reads, .5):.1f}× a read)")
     for label, value, samples in (("1 workspace", one_rate, one),
