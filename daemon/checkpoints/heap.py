@@ -5,9 +5,11 @@ keeps freed memory mapped: after it has once freed a large block it raises its t
 (for mapping large blocks and for trimming) as far as 32 and 64 MB, so the free top of a
 thread's heap is never trimmed, and malloc_trim() does not trim a thread's heap top either.
 Measured on a 50k-file workspace, the warm-up's thread kept 18 MB resident for good. Fixing
-the thresholds (which also stops glibc raising them) has free() trim every heap once 1 MB at
-its top is free; large blocks stay on the heap up to 32 MB as before (mapping them one by one
-from 1 MB on tripled the warm-up's peak). Elsewhere than glibc this does nothing.
+the thresholds (which also stops glibc raising them) has free() trim every heap once 8 MB at
+its top is free (above the 1-4 MB buffers that reads on hot paths allocate and free: trimming
+those would cost a system call and fresh pages each time); large blocks stay on the heap up to
+32 MB as before (mapping them one by one from 1 MB on tripled the warm-up's peak). Elsewhere
+than glibc this does nothing.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import ctypes
 import threading
 
 M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # mallopt's parameter numbers (glibc's malloc.h)
-TRIM_BYTES = 2**20
+TRIM_BYTES = 8 * 2**20
 MMAP_BYTES = 32 * 2**20  # glibc's own ceiling for the threshold it raises
 _lock = threading.Lock()
 _libc: ctypes.CDLL | None = None

@@ -2,10 +2,10 @@
 
 A dict of Entry objects costs about 600 bytes a file (the path, a tuple, the Entry and its six
 field objects, the dict slot), and the daemon keeps one per workspace for as long as it runs:
-300 MB at 500k files. Here each folder keeps its file names in one string and their entries in
-one bytearray of fixed-size records (seq, size, mtime, perm, kind, the 20-byte sha): under 100
-bytes a file. Entries are decoded on lookup; nothing is lost (an entry that does not fit a record,
-or its note, is kept whole beside the records).
+300 MB at 500k files. Here each folder keeps its file names in one string and their entries as
+fixed-size records (seq, size, mtime, perm, kind, the 20-byte sha), CHUNK to a bytes object:
+about 90 bytes a file. Entries are decoded on lookup; nothing is lost (an entry that does not
+fit a record, or its note, is kept whole beside the records).
 
 Known is a read-only Mapping[str, tuple[int, Entry]] for those who read it; the store changes it
 with set() and refresh().
@@ -67,7 +67,7 @@ class _Folder:
             index[name] = len(index)
         else:
             self.names += name + "/"
-            if len(self.records) * CHUNK > SMALL:
+            if self.names.count("/") > SMALL + 1:
                 self.index = {n: i for i, n in enumerate(self.names[1:-1].split("/"))}
                 self.names = ""
         records = self.records
