@@ -29,8 +29,9 @@ _CODES: dict[str, int] = {kind: code for code, kind in enumerate(_KINDS)}
 _SHA, _NOTE, _WHOLE = 4, 8, 16  # flags: has a sha; has a note (in _notes); kept whole (in _whole)
 _NO_SHA = bytes(20)
 _LOW, _HIGH = -(2**63), 2**63 - 1
-# A folder keeps its names in one "/"-separated string while small (found with str.find, counted
-# to an index); past this many it keeps a dict of name to index instead.
+# A folder keeps its names in one string while small, each as "/", the name, NUL and its record
+# number as one character (no name holds "/" or NUL, and no number is as high as "/"): one
+# str.find finds a name and its number. Past SMALL names it keeps a dict of name to number.
 SMALL = 32
 # Records go in bytes objects of this many: each then fits CPython's small-object allocator
 # (up to 512 bytes), whose memory goes back to the system once freed. A larger buffer comes from
@@ -43,13 +44,13 @@ _T = TypeVar("_T")
 
 
 class _Folder:
-    """One folder's files: names (as '/a/b/', or in index when large) and their records,
-    CHUNK to a bytes object."""
+    """One folder's files: names (as '/a\0\x00/b\0\x01', or in index when large) and their
+    records, CHUNK to a bytes object."""
 
     __slots__ = ("index", "names", "records")
 
     def __init__(self) -> None:
-        self.names = "/"
+        self.names = ""
         self.index: dict[str, int] | None = None
         self.records: list[bytes] = []
 
@@ -58,17 +59,20 @@ class _Folder:
         index = self.index
         if index is not None:
             return index.get(name, -1)
-        at = self.names.find(f"/{name}/")
-        return -1 if at < 0 else self.names.count("/", 0, at)
+        at = self.names.find(f"/{name}\0")
+        return -1 if at < 0 else ord(self.names[at + len(name) + 2])
 
     def add(self, name: str, record: bytes) -> None:
         index = self.index
         if index is not None:
             index[name] = len(index)
         else:
-            self.names += name + "/"
-            if self.names.count("/") > SMALL + 1:
-                self.index = {n: i for i, n in enumerate(self.names[1:-1].split("/"))}
+            number = len(self.names.split("/")) - 1
+            if number < SMALL:
+                self.names += f"/{name}\0{chr(number)}"
+            else:
+                self.index = {n: i for i, n in enumerate(self.each())}
+                self.index[name] = number
                 self.names = ""
         records = self.records
         if records and len(records[-1]) < CHUNK * _SIZE:
@@ -84,7 +88,10 @@ class _Folder:
         self.records[chunk] = old[:start] + data + old[start + len(data):]
 
     def each(self) -> Iterable[str]:
-        return self.index if self.index is not None else self.names[1:-1].split("/")
+        """The names, in record order."""
+        if self.index is not None:
+            return self.index
+        return [entry[:-2] for entry in self.names.split("/")[1:]]
 
 
 class Known(Mapping[str, Value]):
@@ -113,13 +120,12 @@ class Known(Mapping[str, Value]):
             at = index.get(name, -1)
         else:
             names = folder.names
-            at = names.find(f"/{name}/")
+            at = names.find(f"/{name}\0")
             if at >= 0:
-                at = names.count("/", 0, at)
+                at = ord(names[at + len(name) + 2])
         if at < 0:
             return default
-        chunk, at = divmod(at, CHUNK)
-        seq, size, mtime, perm, code, sha = _unpack(folder.records[chunk], at * _SIZE)
+        seq, size, mtime, perm, code, sha = _unpack(folder.records[at // CHUNK], at % CHUNK * _SIZE)
         if code == 0 and size == -1 and mtime == -1 and perm == 0:
             return seq, ABSENT
         if code & _WHOLE:
