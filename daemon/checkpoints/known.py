@@ -67,7 +67,8 @@ class _Folder:
         if index is not None:
             index[name] = len(index)
         else:
-            number = len(self.names.split("/")) - 1
+            records = self.records
+            number = (len(records) - 1) * CHUNK + len(records[-1]) // _SIZE if records else 0
             if number < SMALL:
                 self.names += f"/{name}\0{chr(number)}"
             else:
@@ -257,7 +258,8 @@ def _sha_bytes(sha: str) -> bytes | None:
         raw = bytes.fromhex(sha)
     except ValueError:
         return None
-    return raw if raw.hex() == sha else None
+    # 20 bytes from 40 characters: no spaces; no capitals: the same text as raw.hex()
+    return raw if len(raw) == 20 and (sha.islower() or sha.isdigit()) else None
 
 
 def from_rows(rows: Iterable[tuple[Any, ...]]) -> Known:

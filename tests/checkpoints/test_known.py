@@ -23,6 +23,8 @@ KINDS = {
                          "over 5 MiB size cap")),
     "odd/sha.txt": (8, Entry("file", "ABC", 0o644, 1, 2)),          # not a 40-digit sha
     "odd/upper.txt": (9, Entry("file", SHA.upper(), 0o644, 1, 2)),  # hex, but not as stored
+    "odd/spaced.txt": (9, Entry("file", "ab " * 13 + "a", 0o644, 1, 2)),  # hex to bytes.fromhex
+    "digits.txt": (9, Entry("file", "0123456789" * 4, 0o644, 1, 2)),  # packed, no letters at all
     "odd/huge.txt": (10, Entry("file", SHA, 0o644, 2**70, 2)),      # past what a record holds
     "odd/perm.txt": (11, Entry("file", SHA, 2**20, 1, 2)),
     "odd/kind.txt": (12, Entry("dir", SHA, 0, 1, 2)),  # type: ignore[arg-type]
