@@ -152,6 +152,7 @@ class Row:
     ours_scan_python: float
     anchor_ten_cpu: float
     ours_scan_cpu: float
+    find_listing: float
     store_growth: int
     anchor_growth: int
     repo_bytes: int
@@ -193,6 +194,7 @@ def _measure_warm(count: int, reps: int, root: Path, anchor: Anchor, store: Chec
     rng = random.Random(1)
     one, ten, ours_file, ours_cmd, ours_scan, ours_python = [], [], [], [], [], []
     ten_cpu: list[float] = []
+    listing: list[float] = []  # find's listing alone: the floor of any walk that lstats every file
     scan_cpu: list[float] = []
     for rep in range(reps):
         target = rng.randrange(count)
@@ -205,6 +207,7 @@ def _measure_warm(count: int, reps: int, root: Path, anchor: Anchor, store: Chec
         ten.append(timed(anchor.checkpoint, ten_cpu))
         ours_cmd.append(timed(lambda: store.create(None, label="before command")))
         ours_scan.append(timed(lambda: scanner.create(None, label="before command"), scan_cpu))
+        listing.append(timed(scanner._capturer._walker._list))
         if PYTHON_WALK:
             ours_python.append(timed(lambda: python_scanner.create(None, label="before command")))
     store_growth, anchor_growth = _storage(root, anchor, root.parent / f"edits{count}")
@@ -213,7 +216,7 @@ def _measure_warm(count: int, reps: int, root: Path, anchor: Anchor, store: Chec
     med = statistics.median
     python_walk = med(ours_python) if ours_python else math.nan
     return Row(count, anchor_first, ours_first, med(one), med(ours_file), med(ten), med(ours_cmd),
-               med(ours_scan), python_walk, med(ten_cpu), med(scan_cpu), store_growth,
+               med(ours_scan), python_walk, med(ten_cpu), med(scan_cpu), med(listing), store_growth,
                anchor_growth, repo_bytes)
 
 
@@ -247,12 +250,13 @@ def print_tables(rows: list[Row]) -> None:
               f"{r.ours_file:.2f} | 1/{r.anchor_one / r.ours_file:.0f} | {r.anchor_ten:.1f} | "
               f"{r.ours_command:.2f} | 1/{r.anchor_ten / r.ours_command:.0f} | {r.ours_scan:.0f} |")
     print("\n### Full-scan fallback (no watcher) against the anchor, 10 files touched (median)\n")
-    print("| files | anchor ms | fallback by find, ms | vs anchor | Python walk, ms | vs anchor | "
-          "anchor CPU ms | fallback CPU ms | CPU vs anchor |")
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("| files | anchor ms | fallback by find, ms | vs anchor | find's listing alone, ms | "
+          "vs anchor | Python walk, ms | vs anchor | anchor CPU ms | fallback CPU ms | CPU vs anchor |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
         print(f"| {r.files:,} | {r.anchor_ten:.0f} | {r.ours_scan:.0f} | "
-              f"{r.ours_scan / r.anchor_ten:.2f} | {r.ours_scan_python:.0f} | "
+              f"{r.ours_scan / r.anchor_ten:.2f} | {r.find_listing:.0f} | "
+              f"{r.find_listing / r.anchor_ten:.2f} | {r.ours_scan_python:.0f} | "
               f"{r.ours_scan_python / r.anchor_ten:.2f} | {r.anchor_ten_cpu:.0f} | "
               f"{r.ours_scan_cpu:.0f} | {r.ours_scan_cpu / r.anchor_ten_cpu:.2f} |")
     print("\n### Memory (resident, MiB) of the process holding the store, watcher on\n")
