@@ -50,13 +50,20 @@ def rel_path(i: int) -> str:
     return f"pkg{i // (PER_DIR * 40):03d}/mod{i // PER_DIR:05d}/file{i:06d}.py"
 
 
+def status(pid: int | str = "self") -> dict[str, float]:
+    """VmRSS and VmHWM of the process (this one by default), in MiB."""
+    found: dict[str, float] = {}
+    with open(f"/proc/{pid}/status", encoding="ascii") as handle:
+        for line in handle:
+            key, _, value = line.partition(":")
+            if key in ("VmRSS", "VmHWM"):
+                found[key] = int(value.split()[0]) / 1024
+    return found
+
+
 def rss_mib() -> float:
     """This process's resident memory now (the store runs in it, as in the daemon)."""
-    with open("/proc/self/status", encoding="ascii") as handle:
-        for line in handle:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    return 0.0
+    return status()["VmRSS"]
 
 
 def generate(root: Path, count: int) -> None:

@@ -32,6 +32,7 @@ from intentd.daemon import protocol  # noqa: E402
 from intentd.daemon.client import Client  # noqa: E402
 from intentd.daemon.testing import DaemonProcess, make_intent, make_workspace  # noqa: E402
 from tests.bench import bench_checkpoints  # noqa: E402
+from tests.bench.bench_checkpoints import status  # noqa: E402
 
 bench_checkpoints.PER_DIR = 10  # the monorepo shape: 500k files in 50k folders
 WARM_UP_TIMEOUT = 3600.0
@@ -49,17 +50,6 @@ class Row:
     command_ms: float
     checkpoint_files: int
     coverage: str
-
-
-def status(pid: int) -> dict[str, float]:
-    """VmRSS and VmHWM of the process, in MiB."""
-    found: dict[str, float] = {}
-    with open(f"/proc/{pid}/status", encoding="ascii") as handle:
-        for line in handle:
-            key, _, value = line.partition(":")
-            if key in ("VmRSS", "VmHWM"):
-                found[key] = int(value.split()[0]) / 1024
-    return found
 
 
 def regions(pid: int, top: int = 8) -> str:

@@ -46,22 +46,16 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the tests package
 
 from tests.bench import bench_checkpoints  # noqa: E402
-from tests.bench.bench_checkpoints import generate, rel_path, touch  # noqa: E402
+from tests.bench.bench_checkpoints import (  # noqa: E402
+    generate,
+    rel_path,
+    status,  # noqa: E402
+    touch,
+)
 
 bench_checkpoints.PER_DIR = 10  # the monorepo shape: N files in N/10 folders
 CHANGED = 10
 SETTLE = 0.05  # seconds between touching files and asking, the same for both sides
-
-
-def status(pid: int | str = "self") -> dict[str, float]:
-    """VmRSS and VmHWM of the process, in MiB."""
-    found: dict[str, float] = {}
-    with open(f"/proc/{pid}/status", encoding="ascii") as handle:
-        for line in handle:
-            key, _, value = line.partition(":")
-            if key in ("VmRSS", "VmHWM"):
-                found[key] = int(value.split()[0]) / 1024
-    return found
 
 
 def picks(count: int, rep: int) -> list[int]:

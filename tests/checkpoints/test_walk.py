@@ -117,14 +117,22 @@ def test_a_later_walk_reports_only_what_changed_and_stays_exact(
     assert walk.checked is not remember  # a remembering walker looked only at what differs
 
 
-def test_a_remembering_walk_looks_again_at_what_the_store_recorded(tree: Path) -> None:
-    rules = rules_for(tree)
+def settled_walker(tree: Path, rules: CheckpointIgnore
+                   ) -> tuple[FindWalker, dict[str, tuple[int, Entry]]]:
+    """A remembering walker whose first walk was recorded (as the store does) and settled by a
+    second: the next walk looks only at what differs."""
     walker = FindWalker(str(tree), rules)
     first = walker.walk({})
     assert first is not None
     known = recorded(tree, first.present)
     walker.recorded(known)
-    assert walker.walk(known) is not None
+    assert walker.walk(known) is not None  # settles what the first walk could not vouch for
+    return walker, known
+
+
+def test_a_remembering_walk_looks_again_at_what_the_store_recorded(tree: Path) -> None:
+    rules = rules_for(tree)
+    walker, known = settled_walker(tree, rules)
     # A file tool's checkpoint recorded a file while it was being written (its stat cache
     # vouches for nothing), and another that was then deleted before the next walk.
     seq, entry = known["src/a.py"]
@@ -142,12 +150,7 @@ def test_a_remembering_walk_looks_again_at_what_the_store_recorded(tree: Path) -
 
 def test_walk_after_walk_stays_exact_through_edits_creations_and_deletions(tree: Path) -> None:
     rules = rules_for(tree)
-    walker = FindWalker(str(tree), rules)
-    first = walker.walk({})
-    assert first is not None
-    known = recorded(tree, first.present)
-    walker.recorded(known)
-    assert walker.walk(known) is not None  # settles what the first walk could not vouch for
+    walker, known = settled_walker(tree, rules)
     steps = [
         lambda: (write(tree, "src/a.py", "edited\n"), write(tree, "inner/file.txt", "e\n")),
         lambda: write(tree, "src/deep/new.py"),  # a file added: its folder's record stays
