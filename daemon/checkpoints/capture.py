@@ -16,7 +16,7 @@ from .paths import in_git_dir, normalize
 from .recorder import Known, Recorder
 from .scan import scan
 from .state import DiskStat, lstat, stat_matches, to_disk_stat
-from .walk import FindWalker
+from .walk import RecordWalker
 
 # The meta values that fingerprint the ignore rules a complete checkpoint was taken under.
 RULE_KEYS = ("rules", "exclude", "extra")
@@ -50,7 +50,7 @@ class Capturer:
         self._recorder = recorder
         self._tracker = tracker
         # Without a watcher every command checkpoint is a full scan: remember the last one.
-        self._walker = FindWalker(root, rules, remember=tracker is None)
+        self._walker = RecordWalker(root, rules, remember=tracker is None)
 
     def capture(
         self,

@@ -1,8 +1,8 @@
-"""The full-scan fallback's walk, done by GNU find: the tree is listed in C, Python only compares.
+"""The full-scan fallback's walk: the tree is listed in C (or by GNU find), Python only compares.
 
 A Python walk pays an interpreter round trip per file (scandir entry, lstat, ignore check); at
-50k files that made the fallback slower than `git add -A`. Here `find` lists every entry as one
-record, "type size mode mtime ./path", and Python compares records, not files:
+50k files that made the fallback slower than `git add -A`. Here the tree is listed as one record
+per entry, "type size mode mtime ./path" (see listing.py), and Python compares records, not files:
 
 - the first walk (and any walk after the ignore rules changed) compares each record with the
   text the recorded entry would give (see expected()) and checks the ignore rules;
@@ -12,36 +12,27 @@ record, "type size mode mtime ./path", and Python compares records, not files:
   (deleted or changed entries) are looked at in Python. A .gitignore among them, or a changed
   .git/info/exclude or policy rule, sends the walk back to checking everything.
 
-Whatever find's text does not vouch for is lstat'ed again, so the answer never rests on it alone,
-and so is every path the store recorded since the last walk (see FindWalker.recorded).
-Where find is not GNU find (no -printf), FindWalker.walk returns None and the caller scans in
-Python.
+Whatever a record does not vouch for is lstat'ed again, so the answer never rests on it alone,
+and so is every path the store recorded since the last walk (see RecordWalker.recorded).
+Where nothing can list the tree (no native lister and no GNU find), RecordWalker.walk returns
+None and the caller scans in Python.
 """
 
 from __future__ import annotations
 
 import os
-import re
-import shutil
-import subprocess
-import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from functools import cache
 
 from .ignore import CheckpointIgnore, Frame, rules_digest
+from .listing import list_records
 from .state import DiskStat, Entry, lstat
 
-# One record per entry: the fields expected() gives, then the path ("./" and the path, since
-# find runs in the workspace). A record is compared whole: one string comparison, or one set
-# lookup, per unchanged file instead of parsing four numbers.
-PRINTF = "%y %s %m %T@ %p\\0"
-# A folder's record leaves out its size and mtime, which change whenever a file is added or
-# removed in it: its record stays the same, so that a walk need not look for what it replaced.
-FOLDER_PRINTF = "d 0 0 0 %p\\0"
-MAX_JOBS = 4
-MAX_PRUNED = 64  # ignored folders handed to find; past that find's per-entry tests cost more
-_GLOB_CHARS = re.compile(r"([*?\[\]\\])")
+# A record is compared whole: one string comparison, or one set lookup, per unchanged file
+# instead of parsing four numbers. A folder's record leaves out its size and mtime, which change
+# whenever a file is added or removed in it: its record stays the same, so that a walk need not
+# look for what it replaced.
+MAX_PRUNED = 64  # ignored folders left out of a listing; past that, find's per-entry tests cost more
 Known = Mapping[str, tuple[int, Entry]]
 
 
@@ -61,20 +52,7 @@ class Walk:
     checked: bool = True
 
 
-@cache
-def gnu_find() -> str | None:
-    """The path of a find that has -printf, or None."""
-    program = shutil.which("find")
-    if program is None:
-        return None
-    try:
-        done = subprocess.run([program, "--version"], capture_output=True, timeout=10, check=False)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return program if b"GNU findutils" in done.stdout else None
-
-
-class FindWalker:
+class RecordWalker:
     """Walks one workspace. With remember=True it keeps the records its last walk settled (and
     under which rules) so that the next walk looks only at what differs; remember=False keeps
     nothing between walks: for a store whose watcher makes full scans rare, the memory is
@@ -126,51 +104,30 @@ class FindWalker:
         return walk
 
     def _list(self) -> list[str] | None:
-        """find's records of every entry, in find's order; None when there is no GNU find or it
-        could not run.
-
-        The top-level entries are shared among one find per CPU (at most MAX_JOBS), run at
-        once: listing is mostly lstat calls, which git's preloaded index also spreads over
-        the CPUs. Each entry's subtree still comes whole and in order from one of them.
-        """
-        program = gnu_find()
-        if program is None:
-            return None
+        """The records of every entry not pruned, a folder's contents right after it; None when
+        the tree could not be listed."""
         try:
             with os.scandir(self._root) as entries:
                 names = sorted(e.name for e in entries if e.name != ".git")
         except OSError:
             return None
         pruned = {*self._rules.skipped_folders, *self._ignored[:MAX_PRUNED]}
-        names = [name for name in names if name not in pruned]
-        prune = ["-name", ".git"]
-        for folder in sorted(pruned):
-            prune += ["-o", "-path", "./" + _GLOB_CHARS.sub(r"\\\1", folder)]
-        jobs = max(1, min(os.cpu_count() or 1, MAX_JOBS, len(names)))
-        runs = [_Find([program, *("./" + n for n in names[i::jobs]), "(", *prune, ")",
-                       "-prune", "-o", "-type", "d", "-printf", FOLDER_PRINTF,
-                       "-o", "-printf", PRINTF], self._root) for i in range(jobs)]
-        records: list[str] = []
-        for run in runs:
-            out = run.result()
-            if out is None:
-                return None
-            records += out
-        return records
+        return list_records(self._root, [name for name in names if name not in pruned],
+                            sorted(pruned))
 
     def _walk_all(self, records: list[str], known: Known) -> tuple[Walk, set[str], list[str]]:
         """Check every record: the ignore rules, and the recorded entry's text."""
         walk, ignored = Walk(), []
         frames: dict[str, Frame | None] = {"": self._rules.root_frame()}
         files: list[str] = []
-        unsure: dict[str, str] = {}  # path: record, of files find's text cannot vouch for
+        unsure: dict[str, str] = {}  # path: record, of files whose record cannot vouch
         gitignores: list[str] = []
         inside_ignored = ""
         for record in records:
             attributes, _, rel = record.partition(" ./")
             if inside_ignored:
                 if rel.startswith(inside_ignored):
-                    continue  # find lists a folder's contents right after the folder
+                    continue  # a folder's contents come right after the folder
                 inside_ignored = ""
             kind = attributes[:1]
             if kind == "d":
@@ -208,7 +165,7 @@ class FindWalker:
             kind = attributes[:1]
             if kind == "d":
                 if self._rules.frame_in(rel, frames) is None:
-                    self._ignored.append(rel)  # pruned by find next time
+                    self._ignored.append(rel)  # left out of the next listing
             elif kind == "f" or kind == "l":
                 if rel.rpartition("/")[2] == ".gitignore":
                     return None
@@ -240,11 +197,11 @@ class FindWalker:
         return walk
 
     def _check(self, candidates: Iterable[str], known: Known, walk: Walk) -> None:
-        """lstat what find could not vouch for; keep it when it is (still) a file or a link."""
+        """lstat what the records could not vouch for; keep it when it is (still) a file or a link."""
         for rel in candidates:
             st = lstat(os.path.join(self._root, rel))
             if st is None or st.kind not in ("file", "link"):
-                walk.present.discard(rel)  # gone or no longer a file since find listed it
+                walk.present.discard(rel)  # gone or no longer a file since it was listed
                 if rel in known:
                     walk.gone.add(rel)
                 continue
@@ -255,42 +212,9 @@ class FindWalker:
                 walk.changed[rel] = st
 
 
-class _Find:
-    """One find process, its output read by a thread (so that no pipe fills while another
-    process is being read)."""
-
-    def __init__(self, command: list[str], cwd: str) -> None:
-        self._out: list[str] | None = None
-        try:
-            self._process: subprocess.Popen[bytes] | None = subprocess.Popen(
-                command, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL, env={**os.environ, "LC_ALL": "C"})
-        except OSError:
-            self._process = None
-            return
-        self._thread = threading.Thread(target=self._read, name="intentd-find", daemon=True)
-        self._thread.start()
-
-    def _read(self) -> None:
-        assert self._process is not None
-        data, _ = self._process.communicate()
-        # exit status 1: some folder could not be read, which scan() skips too
-        if self._process.returncode not in (0, 1):
-            return
-        records = os.fsdecode(data).split("\0")
-        records.pop()  # after the last separator
-        self._out = records
-
-    def result(self) -> list[str] | None:
-        if self._process is None:
-            return None
-        self._thread.join()
-        return self._out
-
-
 def expected(entry: Entry) -> str:
-    """The "type size mode mtime" text find prints for a path that the entry's stat cache
-    vouches for; "" (which find never prints) when it cannot vouch."""
+    """The "type size mode mtime" text listed for a path that the entry's stat cache
+    vouches for; "" (which no record holds) when it cannot vouch."""
     mtime = entry.mtime_ns
     if mtime < 0:
         return ""

@@ -8,9 +8,11 @@ For each generated workspace (small Python-like files, 25 per folder, a .gitigno
            commits after the first, each after touching the files in question);
   (a) checkpoint before a file tool: create([one path]) with the watcher running;
   (b) checkpoint before a command after <= 10 files changed: create(None), watcher running,
-      and the same through the full-scan fallback (no watcher): listed by GNU find, and by
-      the Python walk used where there is none; the fallback's CPU time (children included)
-      is printed beside the anchor's, since a loaded machine moves wall-clock time the most;
+      and the same through the full-scan fallback (no watcher): the tree listed by the native
+      lister, by GNU find (where the lister was not built), and the Python walk used where
+      neither is; each listing alone too, the floor of a walk that stats every file; the
+      fallback's CPU time (children included) is printed beside the anchor's, since a loaded
+      machine moves wall-clock time the most;
   (c) storage: 100 edits of 1 KiB in a 4 KiB file, one file checkpoint before each edit (our
       store counted whole: objects and manifest; the anchor's shadow .git).
 """
@@ -30,14 +32,16 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
-from intentd.daemon.checkpoints import CheckpointStore
+from intentd.daemon.checkpoints import CheckpointStore, listing
 
 GITIGNORE = "\n".join([
     "__pycache__/", "*.py[cod]", "*.so", "build/", "dist/", "*.egg-info/", ".eggs/", ".tox/",
     ".venv/", "venv/", ".mypy_cache/", ".pytest_cache/", ".coverage", "htmlcov/", "*.log",
     "node_modules/", ".DS_Store", "*.swp", ".idea/", ".vscode/", "*.tmp", "/coverage.xml",
 ]) + "\n"
+T = TypeVar("T")
 PYTHON_WALK = True  # measure the Python walk too (--no-python-walk leaves it out)
 PER_DIR = 25  # files per folder; --per-dir 10 gives the monorepo shape (500k files in 50k folders)
 GIT_ENV = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")} | {
@@ -156,15 +160,26 @@ class Row:
     anchor_ten: float
     ours_command: float
     ours_scan: float
+    ours_scan_find: float
     ours_scan_python: float
     anchor_ten_cpu: float
     ours_scan_cpu: float
+    native_listing: float
     find_listing: float
     store_growth: int
     anchor_growth: int
     repo_bytes: int
     rss_before: float = 0.0
     rss_after: float = 0.0
+
+
+def with_find(run: Callable[[], T]) -> T:
+    """run() with GNU find listing the tree, as where the native lister was not built."""
+    native, listing.native = listing.native, None
+    try:
+        return run()
+    finally:
+        listing.native = native
 
 
 def measure(count: int, reps: int, base: Path) -> Row:
@@ -176,32 +191,37 @@ def measure(count: int, reps: int, base: Path) -> Row:
     rss_before = rss_mib()
     store = CheckpointStore(root, base / f"state{count}")
     scanner = CheckpointStore(root, base / f"scan{count}", watch=False)
+    find_scanner = CheckpointStore(root, base / f"findscan{count}", watch=False)
     python_scanner = CheckpointStore(root, base / f"pyscan{count}", watch=False)
     python_scanner._capturer._walker.walk = lambda known: None  # type: ignore[method-assign]
     try:
         ours_first = timed(lambda: store.create(None, label="baseline"))
         rss_after = rss_mib()
         scanner.create(None, label="baseline")
+        with_find(lambda: find_scanner.create(None, label="baseline"))
         if PYTHON_WALK:  # its baseline alone takes minutes at 500k files
             python_scanner.create(None, label="baseline")
-        row = _measure_warm(count, reps, root, anchor, store, (scanner, python_scanner),
+        row = _measure_warm(count, reps, root, anchor, store, (scanner, find_scanner, python_scanner),
                             anchor_first, ours_first)
         row.rss_before, row.rss_after = rss_before, rss_after
         return row
     finally:
         store.close()
         scanner.close()
+        find_scanner.close()
         python_scanner.close()
 
 
 def _measure_warm(count: int, reps: int, root: Path, anchor: Anchor, store: CheckpointStore,
-                  scanners: tuple[CheckpointStore, CheckpointStore], anchor_first: float,
-                  ours_first: float) -> Row:
-    scanner, python_scanner = scanners
+                  scanners: tuple[CheckpointStore, CheckpointStore, CheckpointStore],
+                  anchor_first: float, ours_first: float) -> Row:
+    scanner, find_scanner, python_scanner = scanners
     rng = random.Random(1)
     one, ten, ours_file, ours_cmd, ours_scan, ours_python = [], [], [], [], [], []
     ten_cpu: list[float] = []
-    listing: list[float] = []  # find's listing alone: the floor of any walk that lstats every file
+    ours_find: list[float] = []
+    native_listing: list[float] = []  # a listing alone: the floor of any walk that stats every file
+    find_listing: list[float] = []
     scan_cpu: list[float] = []
     for rep in range(reps):
         target = rng.randrange(count)
@@ -214,7 +234,9 @@ def _measure_warm(count: int, reps: int, root: Path, anchor: Anchor, store: Chec
         ten.append(timed(anchor.checkpoint, ten_cpu))
         ours_cmd.append(timed(lambda: store.create(None, label="before command")))
         ours_scan.append(timed(lambda: scanner.create(None, label="before command"), scan_cpu))
-        listing.append(timed(scanner._capturer._walker._list))
+        ours_find.append(with_find(lambda: timed(lambda: find_scanner.create(None, label="before command"))))
+        native_listing.append(timed(scanner._capturer._walker._list))
+        find_listing.append(with_find(lambda: timed(scanner._capturer._walker._list)))
         if PYTHON_WALK:
             ours_python.append(timed(lambda: python_scanner.create(None, label="before command")))
     store_growth, anchor_growth = _storage(root, anchor, root.parent / f"edits{count}")
@@ -223,8 +245,8 @@ def _measure_warm(count: int, reps: int, root: Path, anchor: Anchor, store: Chec
     med = statistics.median
     python_walk = med(ours_python) if ours_python else math.nan
     return Row(count, anchor_first, ours_first, med(one), med(ours_file), med(ten), med(ours_cmd),
-               med(ours_scan), python_walk, med(ten_cpu), med(scan_cpu), med(listing), store_growth,
-               anchor_growth, repo_bytes)
+               med(ours_scan), med(ours_find), python_walk, med(ten_cpu), med(scan_cpu),
+               med(native_listing), med(find_listing), store_growth, anchor_growth, repo_bytes)
 
 
 def _storage(root: Path, anchor: Anchor, state: Path) -> tuple[int, int]:
@@ -257,14 +279,16 @@ def print_tables(rows: list[Row]) -> None:
               f"{r.ours_file:.2f} | 1/{r.anchor_one / r.ours_file:.0f} | {r.anchor_ten:.1f} | "
               f"{r.ours_command:.2f} | 1/{r.anchor_ten / r.ours_command:.0f} | {r.ours_scan:.0f} |")
     print("\n### Full-scan fallback (no watcher) against the anchor, 10 files touched (median)\n")
-    print("| files | anchor ms | fallback by find, ms | vs anchor | find's listing alone, ms | "
-          "vs anchor | Python walk, ms | vs anchor | anchor CPU ms | fallback CPU ms | CPU vs anchor |")
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("| files | anchor ms | fallback, native lister, ms | vs anchor | its listing alone | "
+          "vs anchor | fallback by find, ms | vs anchor | find's listing alone | vs anchor | "
+          "Python walk, ms | vs anchor | anchor CPU ms | fallback CPU ms | CPU vs anchor |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
-        print(f"| {r.files:,} | {r.anchor_ten:.0f} | {r.ours_scan:.0f} | "
-              f"{r.ours_scan / r.anchor_ten:.2f} | {r.find_listing:.0f} | "
-              f"{r.find_listing / r.anchor_ten:.2f} | {r.ours_scan_python:.0f} | "
-              f"{r.ours_scan_python / r.anchor_ten:.2f} | {r.anchor_ten_cpu:.0f} | "
+        a = r.anchor_ten
+        print(f"| {r.files:,} | {a:.0f} | {r.ours_scan:.0f} | {r.ours_scan / a:.2f} | "
+              f"{r.native_listing:.0f} | {r.native_listing / a:.2f} | {r.ours_scan_find:.0f} | "
+              f"{r.ours_scan_find / a:.2f} | {r.find_listing:.0f} | {r.find_listing / a:.2f} | "
+              f"{r.ours_scan_python:.0f} | {r.ours_scan_python / a:.2f} | {r.anchor_ten_cpu:.0f} | "
               f"{r.ours_scan_cpu:.0f} | {r.ours_scan_cpu / r.anchor_ten_cpu:.2f} |")
     print("\n### Memory (resident, MiB) of the process holding the store, watcher on\n")
     print("| files | before opening | after the baseline |")

@@ -25,13 +25,13 @@ def scans(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         return real(root, rules, folder)  # type: ignore[arg-type]
 
     monkeypatch.setattr(capture, "scan", counting)
-    real_walk = walk.FindWalker.walk
+    real_walk = walk.RecordWalker.walk
 
-    def counting_walk(self: walk.FindWalker, known: object) -> object:
+    def counting_walk(self: walk.RecordWalker, known: object) -> object:
         seen.append("")  # the whole workspace, listed by find
         return real_walk(self, known)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(walk.FindWalker, "walk", counting_walk)
+    monkeypatch.setattr(walk.RecordWalker, "walk", counting_walk)
     return seen
 
 

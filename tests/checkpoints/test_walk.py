@@ -1,19 +1,24 @@
-"""The find-based walk of the full-scan fallback sees exactly what the Python scan sees."""
+"""The full-scan fallback's walk sees exactly what the Python scan sees, whether the native lister
+or GNU find lists the tree."""
 
 from __future__ import annotations
 
 import os
+import socket
+import sys
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
-from intentd.daemon.checkpoints import CheckpointStore
+from intentd.daemon.checkpoints import CheckpointStore, listing
 from intentd.daemon.checkpoints import walk as walk_module
 from intentd.daemon.checkpoints.ignore import CheckpointIgnore
+from intentd.daemon.checkpoints.listing import gnu_find, list_records
 from intentd.daemon.checkpoints.scan import scan
 from intentd.daemon.checkpoints.state import Entry, to_disk_stat
-from intentd.daemon.checkpoints.walk import FindWalker, gnu_find
+from intentd.daemon.checkpoints.walk import RecordWalker
 
 pytestmark = pytest.mark.skipif(gnu_find() is None, reason="needs GNU find")
 
@@ -43,6 +48,15 @@ def tree(tmp_path: Path) -> Path:
     return root
 
 
+@pytest.fixture(params=["native", "find"])
+def lister(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Each walk test runs with the native lister, and again with GNU find listing."""
+    if request.param == "find":
+        monkeypatch.setattr(listing, "native", None)
+    assert listing.lister() == request.param
+    return str(request.param)
+
+
 def rules_for(root: Path, extra: set[str] | None = None) -> CheckpointIgnore:
     hidden = extra if extra is not None else {"secret"}
     return CheckpointIgnore(str(root), lambda rel: rel.split("/")[0] in hidden, [".state"],
@@ -59,10 +73,10 @@ def recorded(root: Path, paths: Iterator[str] | set[str]) -> dict[str, tuple[int
     return known
 
 
-def test_the_first_walk_finds_what_the_python_scan_finds(tree: Path) -> None:
+def test_the_first_walk_finds_what_the_python_scan_finds(tree: Path, lister: str) -> None:
     rules = rules_for(tree)
     expected = scan(str(tree), rules)
-    walk = FindWalker(str(tree), rules).walk({})
+    walk = RecordWalker(str(tree), rules).walk({})
     assert walk is not None
     assert walk.present == set(expected.files)
     assert {"src/a.py", "logs/keep.log", "inner/file.txt", "link", "dirlink",
@@ -85,9 +99,9 @@ def changes_now(root: Path, rules: CheckpointIgnore,
 
 @pytest.mark.parametrize("remember", [True, False])
 def test_a_later_walk_reports_only_what_changed_and_stays_exact(
-        tree: Path, monkeypatch: pytest.MonkeyPatch, remember: bool) -> None:
+        tree: Path, monkeypatch: pytest.MonkeyPatch, remember: bool, lister: str) -> None:
     rules = rules_for(tree)
-    walker = FindWalker(str(tree), rules, remember=remember)
+    walker = RecordWalker(str(tree), rules, remember=remember)
     first = walker.walk({})
     assert first is not None and first.checked
     known = recorded(tree, first.present)
@@ -118,10 +132,10 @@ def test_a_later_walk_reports_only_what_changed_and_stays_exact(
 
 
 def settled_walker(tree: Path, rules: CheckpointIgnore
-                   ) -> tuple[FindWalker, dict[str, tuple[int, Entry]]]:
+                   ) -> tuple[RecordWalker, dict[str, tuple[int, Entry]]]:
     """A remembering walker whose first walk was recorded (as the store does) and settled by a
     second: the next walk looks only at what differs."""
-    walker = FindWalker(str(tree), rules)
+    walker = RecordWalker(str(tree), rules)
     first = walker.walk({})
     assert first is not None
     known = recorded(tree, first.present)
@@ -148,7 +162,8 @@ def test_a_remembering_walk_looks_again_at_what_the_store_recorded(tree: Path) -
     assert (set(walk.changed), walk.gone) == changes_now(tree, rules, known)
 
 
-def test_walk_after_walk_stays_exact_through_edits_creations_and_deletions(tree: Path) -> None:
+def test_walk_after_walk_stays_exact_through_edits_creations_and_deletions(
+        tree: Path, lister: str) -> None:
     rules = rules_for(tree)
     walker, known = settled_walker(tree, rules)
     steps = [
@@ -172,7 +187,7 @@ def test_walk_after_walk_stays_exact_through_edits_creations_and_deletions(tree:
 
 def test_a_reset_walker_checks_everything_again(tree: Path) -> None:
     rules = rules_for(tree)
-    walker = FindWalker(str(tree), rules)
+    walker = RecordWalker(str(tree), rules)
     first = walker.walk({})
     assert first is not None
     walker.reset()
@@ -186,7 +201,7 @@ def test_a_reset_walker_checks_everything_again(tree: Path) -> None:
 def test_a_changed_rule_is_checked_against_every_file_again(tree: Path, remember: bool) -> None:
     hidden = {"secret"}
     rules = rules_for(tree, hidden)
-    walker = FindWalker(str(tree), rules, remember=remember)
+    walker = RecordWalker(str(tree), rules, remember=remember)
     first = walker.walk({})
     assert first is not None
     known = recorded(tree, first.present)
@@ -205,12 +220,14 @@ def test_a_changed_rule_is_checked_against_every_file_again(tree: Path, remember
     assert "build/out.o" in again.present and "sub/kept.txt" not in again.present
 
 
-def test_without_gnu_find_the_store_scans_in_python(tree: Path, tmp_path: Path,
-                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+def test_with_nothing_to_list_the_tree_the_store_scans_in_python(
+        tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(listing, "native", None)
     monkeypatch.setenv("PATH", str(tmp_path / "no-programs-here"))
     gnu_find.cache_clear()
     try:
-        assert gnu_find() is None
+        assert gnu_find() is None and listing.lister() is None
+        assert list_records(str(tree), ["src"], []) is None
         with CheckpointStore(tree, tmp_path / "state", watch=False) as store:
             store.create(None, label="baseline")
             write(tree, "src/a.py", "edited\n")
@@ -220,7 +237,7 @@ def test_without_gnu_find_the_store_scans_in_python(tree: Path, tmp_path: Path,
         gnu_find.cache_clear()
 
 
-def test_the_store_finds_changes_through_find(tree: Path, tmp_path: Path) -> None:
+def test_the_store_finds_changes_through_the_listing(tree: Path, tmp_path: Path, lister: str) -> None:
     with CheckpointStore(tree, tmp_path / "state", watch=False) as store:
         store.create(None, label="baseline")
         write(tree, "src/a.py", "edited\n")
@@ -230,3 +247,57 @@ def test_the_store_finds_changes_through_find(tree: Path, tmp_path: Path) -> Non
         assert set(cp.files) == {"src/a.py", "sub/kept.txt"}
         assert cp.coverage.startswith("full scan")
         assert store.create(None, label="idle").files == ()
+
+
+def listed(root: Path, pruned: list[str]) -> list[str]:
+    names = sorted(n for n in os.listdir(root) if n != ".git" and n not in pruned)
+    records = list_records(str(root), names, pruned)
+    assert records is not None
+    return records
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the native lister is Linux's")
+def test_the_native_lister_is_built_on_linux() -> None:
+    assert listing.native is not None, (
+        "the native lister was not built: installing needs a C compiler and Python's headers")
+
+
+def test_the_native_lister_lists_what_find_lists(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write(tree, "deep/er/and/deeper/f.txt")
+    write(tree, "deep/er/.git/objects/x")  # a nested repository's folder, left out whole
+    write(tree, "spaced name/new\nline.txt")
+    (tree / "src/deep/empty").mkdir()
+    (tree / "src/deep/dangling").symlink_to("nowhere")
+    os.chmod(tree / "src/a.py", 0o4751)
+    if listing.native is None:
+        pytest.fail("the native lister was not built")
+    with socket.socket(socket.AF_UNIX) as sock:
+        sock.bind(str(tree / "sock"))
+        for pruned in ([], ["build", "node_modules", "sub/tmp", "[odd]"]):
+            native = listed(tree, pruned)
+            monkeypatch.setattr(listing, "native", None)
+            by_find = listed(tree, pruned)
+            monkeypatch.undo()
+            assert sorted(native) == sorted(by_find)
+            paths = [r.partition(" ./")[2] for r in native]
+            assert "sock" in paths and "pipe" in paths and "src/deep/dangling" in paths
+            assert not [p for p in paths if ".git" in p.split("/")]
+            assert not [p for p in paths for gone in pruned if (p + "/").startswith(gone + "/")]
+            # a folder's contents come right after it, as the ignore check expects
+            for at, record in enumerate(native):
+                if record.startswith("d "):
+                    inside = [r for r in native if r.partition(" ./")[2].startswith(
+                        record.partition(" ./")[2] + "/")]
+                    assert native[at + 1: at + 1 + len(inside)] == inside
+
+
+def test_a_failing_native_lister_hands_the_listing_to_find(tree: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    def out_of_descriptors(root: str, names: list[str], pruned: list[str]) -> bytes:
+        raise OSError(24, "Too many open files")
+
+    expected = listed(tree, [])
+    monkeypatch.setattr(listing, "native", SimpleNamespace(listing=out_of_descriptors))
+    assert sorted(listed(tree, [])) == sorted(expected)
+    monkeypatch.setattr(listing, "gnu_find", lambda: None)
+    assert list_records(str(tree), ["src"], []) is None  # never half a listing

@@ -1,0 +1,133 @@
+"""The records of a tree that the full-scan fallback compares (see walk.py): listed in C by the
+native lister where it was built, else by GNU find, which prints the same records.
+
+A record is "type size mode mtime ./path" (a folder's is "d 0 0 0 ./path"), and a folder's
+contents come right after it. The native lister (_listing.c) is built at install where a C
+compiler is found, on Linux only. It lists the tree with about half the system calls of find: a
+folder costs an openat, its getdents64 calls and a close, and is never stat'ed; a file costs one
+fstatat. Where it is missing, or fails (out of file descriptors, say), GNU find lists instead;
+where neither can, list_records returns None and the caller walks in Python.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import threading
+from collections.abc import Callable, Sequence
+from functools import cache
+from types import ModuleType
+
+native: ModuleType | None
+try:
+    from . import _listing as native
+except ImportError:  # not built: no C compiler at install, or not Linux
+    native = None
+
+# find's -printf formats for the same records: the fields walk.expected() gives, then the path.
+PRINTF = "%y %s %m %T@ %p\\0"
+FOLDER_PRINTF = "d 0 0 0 %p\\0"  # no size or mtime: adding a file leaves its folder's record alone
+MAX_JOBS = 4
+_GLOB_CHARS = re.compile(r"([*?\[\]\\])")
+
+
+@cache
+def gnu_find() -> str | None:
+    """The path of a find that has -printf, or None."""
+    program = shutil.which("find")
+    if program is None:
+        return None
+    try:
+        done = subprocess.run([program, "--version"], capture_output=True, timeout=10, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return program if b"GNU findutils" in done.stdout else None
+
+
+def lister() -> str | None:
+    """What list_records lists with: "native", "find", or None (nothing: the caller walks in
+    Python)."""
+    if native is not None:
+        return "native"
+    return "find" if gnu_find() is not None else None
+
+
+def list_records(root: str, names: Sequence[str], pruned: Sequence[str]) -> list[str] | None:
+    """The records of the top-level entries `names` of root and of everything beneath them, in
+    pre-order; entries named .git and the folders in `pruned` (relative paths) are left out with
+    their contents. None when no lister could list the tree whole.
+
+    The names are shared among one lister per CPU (at most MAX_JOBS), run at once: listing is
+    mostly stat calls, which git's preloaded index also spreads over the CPUs. Each entry's
+    subtree still comes whole and in order from one of them.
+    """
+    if not names:
+        return []
+    jobs = max(1, min(os.cpu_count() or 1, MAX_JOBS, len(names)))
+    shares = [list(names[i::jobs]) for i in range(jobs)]
+    if native is not None:
+        records = _gather([_native_run(root, share, list(pruned)) for share in shares])
+        if records is not None:
+            return records
+    program = gnu_find()
+    if program is None:
+        return None
+    prune = ["-name", ".git"]
+    for folder in sorted(pruned):
+        prune += ["-o", "-path", "./" + _GLOB_CHARS.sub(r"\\\1", folder)]
+    return _gather([_find_run([program, *("./" + n for n in share), "(", *prune, ")", "-prune",
+                               "-o", "-type", "d", "-printf", FOLDER_PRINTF, "-o", "-printf", PRINTF],
+                              root) for share in shares])
+
+
+def _native_run(root: str, names: list[str], pruned: list[str]) -> Callable[[], bytes | None]:
+    assert native is not None
+
+    def run() -> bytes | None:
+        try:
+            listed: bytes = native.listing(root, names, pruned)  # the GIL is released meanwhile
+        except OSError:
+            return None
+        return listed
+
+    return run
+
+
+def _find_run(command: list[str], cwd: str) -> Callable[[], bytes | None]:
+    def run() -> bytes | None:
+        try:
+            done = subprocess.run(command, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                  stderr=subprocess.DEVNULL, env={**os.environ, "LC_ALL": "C"},
+                                  check=False)
+        except OSError:
+            return None
+        # exit status 1: some folder could not be read, which scan() skips too
+        return done.stdout if done.returncode in (0, 1) else None
+
+    return run
+
+
+def _gather(runs: list[Callable[[], bytes | None]]) -> list[str] | None:
+    """Run each on a thread of its own, all at once; their records in the order of runs, or None
+    when any failed."""
+    listed: list[bytes | None] = [None] * len(runs)
+
+    def one(i: int) -> None:
+        listed[i] = runs[i]()
+
+    threads = [threading.Thread(target=one, args=(i,), name="intentd-listing", daemon=True)
+               for i in range(len(runs))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    records: list[str] = []
+    for data in listed:
+        if data is None:
+            return None
+        share = os.fsdecode(data).split("\0")
+        share.pop()  # after the last separator
+        records += share
+    return records
