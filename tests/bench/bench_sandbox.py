@@ -34,7 +34,7 @@ from intentd.daemon.sandbox.confine import SandboxRequest, confine  # noqa: E402
 from intentd.daemon.sandbox.landlock import FORCE_ABI_ENV, kernel_abi  # noqa: E402
 from intentd.daemon.tools.base import ToolContext  # noqa: E402
 from intentd.daemon.tools.command import execute_command  # noqa: E402
-from tests.bench.bench_checkpoints import generate, rel_path  # noqa: E402
+from tests.bench.bench_checkpoints import PER_DIR, generate, rel_path  # noqa: E402
 
 
 def ms(samples: list[float]) -> str:
@@ -91,7 +91,9 @@ def audit_cost(base: Path, count: int, reps: int) -> None:
     root = base / "ws"
     root.mkdir()
     generate(root, count)
-    intent = Intent("INT-1", "bench", "IN_PROGRESS", ("pkg00/**",))
+    # the scope: the first top folder the generator fills; strays go to its second one
+    inside, other = rel_path(0).split("/")[0], rel_path(PER_DIR * 40).split("/")[0]
+    intent = Intent("INT-1", "bench", "IN_PROGRESS", (f"{inside}/**",))
     store = CheckpointStore(root, base / "state")
     try:
         store.create(None, label="baseline")
@@ -104,7 +106,7 @@ def audit_cost(base: Path, count: int, reps: int) -> None:
                 with open(root / path, "a", encoding="utf-8") as handle:
                     handle.write("# changed\n")
             for k in range(4):
-                (root / f"pkg01/new_{rep}_{k}.py").write_text("stray\n")
+                (root / other / f"new_{rep}_{k}.py").write_text("stray\n")
             restore_times.append(timed(lambda c=cp: _checked(audit(store, c, intent, "restore"), 10)))
             time.sleep(0.05)
             cp = store.create(None, label="before command").id
