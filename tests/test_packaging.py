@@ -97,7 +97,7 @@ def test_the_sdist_holds_the_sources(dists: dict[str, Path]) -> None:
     with tarfile.open(dists["sdist"]) as sdist:
         names = {name.partition("/")[2] for name in sdist.getnames()}
     assert {"pyproject.toml", "setup.py", "daemon/cli.py", "daemon/setup/templates.py",
-            "gui/__init__.py"} <= names
+            "gui/__init__.py", "daemon/checkpoints/_listing.c"} <= names
 
 
 def test_the_installed_wheel_runs_intentd(venv: Path) -> None:
@@ -107,6 +107,14 @@ def test_the_installed_wheel_runs_intentd(venv: Path) -> None:
                                        "print(intentd.daemon.__file__); print(intentd.gui.__file__)")
     assert all(line.startswith(str(venv)) for line in where.stdout.split()), \
         f"imported from outside the venv: {where.stdout}{where.stderr}"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the native lister is Linux's")
+def test_the_installed_wheel_lists_trees_natively(venv: Path) -> None:
+    done = _run(venv, "python", "-c", "from intentd.daemon.checkpoints import listing; "
+                                      "print(listing.lister(), listing.native.__file__)")
+    kind, _, where = done.stdout.strip().partition(" ")
+    assert kind == "native" and where.startswith(str(venv)), done.stdout + done.stderr
 
 
 def test_the_installed_wheel_runs_intentd_init(venv: Path, tmp_path: Path) -> None:
