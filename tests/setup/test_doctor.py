@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from intentd.daemon.checkpoints import CheckpointStore
+from intentd.daemon.checkpoints import CheckpointStore, listing
 from intentd.daemon.cli import main
 from intentd.daemon.setup.doctor.daemon import check_socket
 from intentd.daemon.setup.doctor.result import CheckResult
@@ -20,7 +20,7 @@ from intentd.daemon.setup.doctor.system import (
     check_state_folder,
     check_user_service,
 )
-from intentd.daemon.setup.doctor.workspace import check_checkpoints, check_workspace
+from intentd.daemon.setup.doctor.workspace import check_checkpoints, check_tree_listing, check_workspace
 from intentd.daemon.setup.init import init_workspace
 from intentd.daemon.testing import DaemonProcess, make_workspace, write_policy
 from intentd.daemon.utils.statedir import checkpoints_dir
@@ -217,6 +217,21 @@ def test_the_report_checks_the_checkpoint_store(short_dir: Path, tmp_path: Path,
     _code, report = _doctor(capsys, "--socket", str(short_dir / "x.sock"),
                             "--workspace", str(tmp_path))
     assert _by_name(report)["checkpoints"]["status"] == "ok"
+
+
+def test_the_report_says_how_a_full_scan_lists_the_tree(
+        short_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    _code, report = _doctor(capsys, "--socket", str(short_dir / "x.sock"),
+                            "--workspace", str(tmp_path))
+    assert _by_name(report)["full-scan listing"]["status"] == "ok"  # built at install here
+    monkeypatch.setattr(listing, "native", None)
+    by_find = check_tree_listing()
+    assert by_find.status == "warn" and "GNU find" in by_find.detail and "compiler" in by_find.fix
+    monkeypatch.setattr(listing, "gnu_find", lambda: None)
+    in_python = check_tree_listing()
+    assert in_python.status == "warn" and "Python" in in_python.detail
+    assert "findutils" in in_python.fix
 
 
 def test_a_broken_intents_file_is_reported_with_every_problem(workspace: Path) -> None:

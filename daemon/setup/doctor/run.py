@@ -21,6 +21,7 @@ from intentd.daemon.setup.doctor.system import (
 )
 from intentd.daemon.setup.doctor.workspace import (
     check_checkpoints,
+    check_tree_listing,
     check_watch_coverage,
     check_workspace,
 )
@@ -40,6 +41,7 @@ def run_checks(socket_path: Path, workspace: Path) -> list[CheckResult]:
         *check_workspace(workspace),
         check_checkpoints(workspace),
         check_watch_coverage(workspace),
+        check_tree_listing(),
         *check_agents(workspace),
     ]
 

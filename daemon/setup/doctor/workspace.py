@@ -63,6 +63,25 @@ def check_checkpoints(root: Path, home: Path | None = None) -> CheckResult:
     return ok("checkpoints", f"{store}: {count} checkpoint(s)")
 
 
+def check_tree_listing() -> CheckResult:
+    """How a full scan lists the tree (when the watcher cannot watch a folder, or is off): the
+    native lister, GNU find, or the Python walk, slowest on big trees."""
+    from intentd.daemon.checkpoints import listing
+
+    name = "full-scan listing"
+    kind = listing.lister()
+    if kind == "native":
+        return ok(name, "listed in C by intentd's native lister")
+    rebuild = ("reinstall intentd where a C compiler and Python's headers are installed "
+               "(`apt install gcc python3-dev`), so that its native lister is built")
+    if kind == "find":
+        return warn(name, "listed by GNU find: the native lister was not built (full scans take "
+                          "about half as long again)", rebuild)
+    return warn(name, "walked in Python: neither the native lister nor GNU find is here (full "
+                      "scans of big trees are several times slower)",
+                f"{rebuild}, or install GNU findutils")
+
+
 WATCH_FIX = ("raise the limit: `sudo sysctl fs.inotify.max_user_watches=524288`, and put that line in "
              "/etc/sysctl.d/90-inotify.conf to keep it; until then the folders not watched are "
              "scanned at every command checkpoint (correct, but slower)")
