@@ -76,9 +76,14 @@ def test_add_then_edit_then_remove_returns_the_file_byte_for_byte(
     new = NewIntent("NEW-1", "New: a thing", "PENDING", ("lib/**", "yes"), ("no deps",))
     after = edit(editor, store.create(new), "PENDING")
     removed, added = changed_lines(HAND_WRITTEN, after)
-    assert removed == [] and added[:4] == ["  - id: NEW-1", "    name: 'New: a thing'",
-                                            "    status: PENDING", "    owned_scope:"]
-    assert '      - "yes"' in added  # quoted, or the loader would read true
+    # After the last intent, set apart by a blank line as DOCS is from AUTH (difflib may pair
+    # that blank line either way); "yes" quoted, or the loader would read true.
+    new_lines = ["", "  - id: NEW-1", "    name: 'New: a thing'", "    status: PENDING",
+                 "    owned_scope:", "      - lib/**", '      - "yes"', "    constraints:",
+                 "      - no deps"]
+    assert (removed, sorted(added)) == ([], sorted(new_lines))
+    assert "owner: ann    # unknown key kept\n" + "\n".join(new_lines) + "\n\n# trailing" in after
+    assert after.endswith("# trailing comment")
     loaded = load_intents(editor.path).get("NEW-1")
     assert loaded is not None and loaded.owned_scope == ("lib/**", "yes")
     edit(editor, store.scope_add("NEW-1", ["bin/**"]))
