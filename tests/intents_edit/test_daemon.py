@@ -10,6 +10,7 @@ import pytest
 
 from intentd.daemon import protocol
 from intentd.daemon.client import Client, RpcError
+from intentd.daemon.testing import DaemonProcess
 from tests.intents_edit.conftest import HAND_WRITTEN, intents_file
 
 
@@ -65,20 +66,28 @@ def call_write(person: Client, session: str, path: str) -> dict[str, object]:
 
 
 def test_a_refusal_at_scope_becomes_a_scope_line_and_the_next_try_passes(
-        person: Client, ws: Path) -> None:
+        daemon: DaemonProcess, person: Client, ws: Path) -> None:
     session = person.call(protocol.SESSIONS_OPEN, {"workspace": str(ws)})["session_id"]
     person.call(protocol.INTENTS_SELECT, {"session_id": session, "intent_id": "AUTH"})
     refused = call_write(person, session, "docs/new.md")
     assert (refused["decision"], refused["stage"]) == ("deny", "scope")
-    preview = person.call(protocol.INTENTS_PREVIEW_SCOPE, {
-        "workspace": str(ws), "intent_id": "AUTH",
-        "owned_scope": ["src/auth/**", "tests/auth/**", "docs/auth.md", "docs/**"]})
-    assert preview["added"] == ["docs/guide.md"] and preview["removed"] == []
-    person.call(protocol.INTENTS_SCOPE_ADD, {"workspace": str(ws), "base_sha256": read(person, ws),
-                                             "intent_id": "AUTH", "globs": ["docs/**"]})
-    passed = call_write(person, session, "docs/new.md")
-    assert (passed["decision"], passed["approved_by"]) == ("allow", "auto")
-    assert (ws / "docs/new.md").read_text() == "n"
+    with Client(daemon.socket_path, timeout=30) as other:  # another agent, its own session
+        other.initialize("another-agent")
+        second = other.call(protocol.SESSIONS_OPEN, {"workspace": str(ws)})["session_id"]
+        other.call(protocol.INTENTS_SELECT, {"session_id": second, "intent_id": "AUTH"})
+        assert call_write(other, second, "docs/other.md")["stage"] == "scope"
+        preview = person.call(protocol.INTENTS_PREVIEW_SCOPE, {
+            "workspace": str(ws), "intent_id": "AUTH",
+            "owned_scope": ["src/auth/**", "tests/auth/**", "docs/auth.md", "docs/**"]})
+        assert preview["added"] == ["docs/guide.md"] and preview["removed"] == []
+        person.call(protocol.INTENTS_SCOPE_ADD, {"workspace": str(ws),
+                                                 "base_sha256": read(person, ws),
+                                                 "intent_id": "AUTH", "globs": ["docs/**"]})
+        passed = call_write(person, session, "docs/new.md")
+        assert (passed["decision"], passed["approved_by"]) == ("allow", "auto")
+        # The live reload reaches every session, not only the one whose refusal led to it.
+        assert call_write(other, second, "docs/other.md")["decision"] == "allow"
+    assert (ws / "docs/new.md").read_text() == "n" and (ws / "docs/other.md").read_text() == "n"
 
 
 def test_the_preview_applies_exclusions_and_says_what_a_change_removes(
