@@ -1,5 +1,6 @@
 """Editing intents in the app against a real daemon: the scope editor's live preview, "add to this
-intent's scope" from a call refused at `scope`, and new / complete / remove."""
+intent's scope" from a call refused at `scope` and from an approval outside its intent, a save
+over a hand edit, and new / start / abandon / complete / remove."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from intentd.gui.app_core import AppCore
 from intentd.gui.views.intent_dialog import NewIntentDialog
 from intentd.gui.views.main_window import ACTIVITY, INTENTS, MainWindow
 from intentd.gui.views.scope_editor import ScopeEditorDialog
+from tests.gui.conftest import Agent
 
 MakeWindow = Callable[..., tuple[MainWindow, AppCore]]
 
@@ -27,6 +29,12 @@ def scope_of(project: Path, intent_id: str) -> tuple[str, ...]:
     intent = load_intents(project / ".orchestration" / "active_intents.yaml").get(intent_id)
     assert intent is not None
     return intent.owned_scope
+
+
+def status_of(project: Path, intent_id: str) -> str:
+    intent = load_intents(project / ".orchestration" / "active_intents.yaml").get(intent_id)
+    assert intent is not None
+    return intent.status
 
 
 def add_files(project: Path) -> None:
@@ -103,7 +111,7 @@ def test_a_call_refused_at_scope_is_added_to_the_scope_and_the_next_try_passes(
     assert (project / "docs/new.md").read_text() == "n"
 
 
-def test_a_new_intent_is_completed_then_removed(
+def test_a_new_intent_is_started_abandoned_completed_then_removed(
         daemon: DaemonProcess, project: Path, make_window: MakeWindow, qtbot: QtBot) -> None:
     window, _core = make_window(daemon.socket_path, project)
     pane = window.intents_pane
@@ -114,20 +122,88 @@ def test_a_new_intent_is_completed_then_removed(
     qtbot.waitUntil(lambda: dialog.base_sha256 is not None, timeout=5000)
     qtbot.keyClicks(dialog.intent_id, "INT-1")
     qtbot.keyClicks(dialog.name, "Docs")
-    dialog.scope.setPlainText("docs/**")
+    dialog.status.setCurrentText("PENDING")
+    dialog.scope.setPlainText("docs/**\n!docs/private/**")
+    dialog.constraints.setPlainText("no new deps\n\nkeep the index")
+    dialog.criteria.setPlainText("the guide builds")
     dialog.save()
     qtbot.waitUntil(lambda: "duplicate intent id 'INT-1'" in dialog.message.text(), timeout=5000)
     dialog.intent_id.setText("DOCS")
     dialog.save()
     model = pane.model
     qtbot.waitUntil(lambda: model.rowCount() == 2, timeout=5000)
+    made = load_intents(project / ".orchestration" / "active_intents.yaml").get("DOCS")
+    assert made is not None
+    assert (made.name, made.status, made.owned_scope, made.constraints,
+            made.acceptance_criteria) == ("Docs", "PENDING", ("docs/**", "!docs/private/**"),
+                                          ("no new deps", "keep the index"),
+                                          ("the guide builds",))
     pane.table.selectRow(1)
-    qtbot.mouseClick(pane.edit_buttons["complete"], Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: model.index(1, 2).data() == "COMPLETED", timeout=5000)
-    assert not pane.edit_buttons["complete"].isEnabled()
+    for button, status in (("start", "IN_PROGRESS"), ("abandon", "ABANDONED"),
+                           ("complete", "COMPLETED")):
+        qtbot.waitUntil(pane.edit_buttons[button].isEnabled, timeout=5000)
+        qtbot.mouseClick(pane.edit_buttons[button], Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda status=status: model.index(1, 2).data() == status,  # type: ignore[misc]
+                        timeout=5000)
+        assert not pane.edit_buttons[button].isEnabled()
+        assert status_of(project, "DOCS") == status
     qtbot.mouseClick(pane.edit_buttons["remove"], Qt.MouseButton.LeftButton)
     box = pane.dialog
     assert isinstance(box, QMessageBox)
     box.button(QMessageBox.StandardButton.Yes).click()
     qtbot.waitUntil(lambda: model.rowCount() == 1, timeout=5000)
     assert scope_of(project, "INT-1") == ("src/**",)
+
+
+def test_a_scope_saved_over_a_hand_edit_is_refused_and_the_typed_scope_kept(
+        daemon: DaemonProcess, project: Path, make_window: MakeWindow, qtbot: QtBot) -> None:
+    add_files(project)
+    window, _core = make_window(daemon.socket_path, project)
+    window.show_tab(INTENTS)
+    window.intents_pane.table.selectRow(0)
+    window.intents_pane.edit_scope()
+    dialog = open_editor(window, qtbot)
+    dialog.text.setPlainText("src/**\ndocs/**")
+    path = project / ".orchestration" / "active_intents.yaml"
+    hand = path.read_text().replace("name: intent INT-1", "name: renamed by hand")
+    path.write_text(hand)
+    qtbot.mouseClick(dialog.save_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: "changed on disk" in dialog.message.text(), timeout=5000)
+    assert path.read_text() == hand
+    assert dialog.text.toPlainText() == "src/**\ndocs/**"
+    # The next save is based on the file as it is now, and keeps the hand edit.
+    qtbot.waitUntil(lambda: "Save again" in dialog.message.text(), timeout=5000)
+    qtbot.mouseClick(dialog.save_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: window.intents_pane.dialog is None, timeout=5000)
+    assert scope_of(project, "INT-1") == ("src/**", "docs/**")
+    assert "name: renamed by hand" in path.read_text()
+
+
+def test_an_approval_outside_its_intent_is_added_to_the_scope_and_then_passes(
+        daemon: DaemonProcess, project: Path, agent: Callable[..., Agent],
+        make_window: MakeWindow, qtbot: QtBot) -> None:
+    window, _core = make_window(daemon.socket_path, project)
+    caller = agent(project, "--path", "src/x.py")
+    pane = window.approvals_pane
+    qtbot.waitUntil(lambda: pane.model.rowCount() == 1, timeout=10000)
+    # While the call waits, the person narrows the scope by hand: its target is outside now.
+    path = project / ".orchestration" / "active_intents.yaml"
+    path.write_text(path.read_text().replace("- src/**", "- src/app.py"))
+    intents = window.intents_pane.model
+    qtbot.waitUntil(lambda: intents.index(0, 4).data() == "src/app.py", timeout=5000)
+    pane.table.selectRow(0)
+    action = window.approval_scope_action
+    assert action.isEnabled()
+    action.trigger()
+    dialog = open_editor(window, qtbot)
+    assert [b.text().split()[0] for b in dialog.choices.buttons()] == ["src/x.py", "src/**"]
+    assert dialog.text.toPlainText() == "src/app.py\nsrc/x.py"
+    assert "src/x.py is in the scope: the agent's next try passes" in dialog.summary.text()
+    qtbot.mouseClick(dialog.save_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: window.intents_pane.dialog is None, timeout=5000)
+    assert scope_of(project, "INT-1") == ("src/app.py", "src/x.py")
+    qtbot.waitUntil(pane.approve_button.isEnabled, timeout=5000)
+    qtbot.mouseClick(pane.approve_button, Qt.MouseButton.LeftButton)
+    [answer] = caller.wait(qtbot)
+    assert (answer["decision"], answer["approved_by"]) == ("allow", "person"), answer
+    assert (project / "src/x.py").exists()
