@@ -95,16 +95,15 @@ def _guard(fn: Callable[[argparse.Namespace, Client], int]) -> Callable[[argpars
 
 @_guard
 def run_status(args: argparse.Namespace, client: Client) -> int:
+    pending = client.call(protocol.APPROVALS_LIST)
     status = {"workspaces": client.call(protocol.WORKSPACES_LIST)["workspaces"],
               "sessions": client.call(protocol.SESSIONS_LIST)["sessions"],
-              "approvals": client.call(protocol.APPROVALS_LIST)["approvals"]}
-    status["approvers"] = approvers = client.call(protocol.APPROVALS_LIST).get("approvers", 0)
+              "approvals": pending["approvals"], "approvers": pending.get("approvers", 0)}
     if args.json:
         print(json.dumps(status, indent=2))
         return 0
     print(f"daemon at {client.socket_path}")
-    print(f"approvers connected: {approvers}" + ("" if approvers else
-          " (calls needing a person go to the agent's own prompt where it has one)"))
+    _print_approvers(status["approvers"])
     _print_workspaces(status["workspaces"], status["sessions"])
     _print_approvals(status["approvals"])
     return 0
@@ -133,12 +132,18 @@ def run_approvals(args: argparse.Namespace, client: Client) -> int:
     if args.watch:
         from intentd.daemon.server.approvals_watch import watch
         return watch(client, args.json)
-    approvals = client.call(protocol.APPROVALS_LIST)["approvals"]
+    pending = client.call(protocol.APPROVALS_LIST)
     if args.json:
-        print(json.dumps(approvals, indent=2))
-    else:
-        _print_approvals(approvals)
+        print(json.dumps(pending["approvals"], indent=2))
+    else:  # whether what waits here waits for a person, or goes to the agent's own prompt
+        _print_approvers(pending.get("approvers", 0))
+        _print_approvals(pending["approvals"])
     return 0
+
+
+def _print_approvers(count: int) -> None:
+    print(f"approvers connected: {count}" + ("" if count else
+          " (calls needing a person go to the agent's own prompt where it has one)"))
 
 
 def _print_approvals(approvals: list[dict[str, Any]]) -> None:

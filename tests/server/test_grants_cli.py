@@ -29,6 +29,36 @@ def test_status_says_whether_an_approver_is_connected(connect: Connect,
     assert "approvers connected: 1\n" in intentd(daemon, "status").stdout
 
 
+def test_the_approvals_listing_says_whether_an_approver_is_connected(
+        connect: Connect, daemon: DaemonProcess) -> None:
+    assert intentd(daemon, "approvals").stdout.startswith(
+        "approvers connected: 0 (calls needing a person go to the agent's own prompt")
+    app = connect("intentd-gui test")
+    app.call(protocol.EVENTS_SUBSCRIBE, {"approver": True})
+    assert intentd(daemon, "approvals").stdout.startswith("approvers connected: 1\n")
+
+
+def test_several_calls_are_answered_at_once_from_the_terminal(
+        connect: Connect, workspace: Path, daemon: DaemonProcess) -> None:
+    app = connect("intentd-gui test")
+    app.call(protocol.EVENTS_SUBSCRIBE, {"approver": True})
+    session_id = open_session(connect("agent"), workspace)
+    calls, ids = [], []
+    for i in range(3):  # no batch: only the ids named are answered
+        calls.append(Background(connect("agent"), protocol.TOOLS_CALL, {
+            "session_id": session_id, "tool": "execute_command",
+            "args": {"command": f"touch src/f{i}"}}))
+        ids.append(wait_notification(app, protocol.APPROVALS_REQUESTED)["id"])
+    done = intentd(daemon, "approve", ids[0], ids[2])
+    assert done.returncode == 0 and done.stdout == f"approved {ids[0]} {ids[2]}\n"
+    assert [calls[0].result()["decision"], calls[2].result()["decision"]] == ["allow"] * 2
+    assert [a["id"] for a in app.call(protocol.APPROVALS_LIST)["approvals"]] == [ids[1]]
+    refused = intentd(daemon, "reject", ids[1], ids[0], "--feedback", "not this one")
+    assert refused.returncode == 0 and refused.stdout == f"rejected {ids[1]}\n", \
+        "one already answered: the other is still answered"
+    assert "not this one" in calls[1].result()["reason"]
+
+
 def test_a_grant_from_the_terminal_waits_for_the_app_then_lists_and_revokes(
         connect: Connect, workspace: Path, daemon: DaemonProcess) -> None:
     app = connect("intentd-gui test")
