@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import QLabel
 from pytestqt.qtbot import QtBot
 
 from intentd.daemon import protocol
@@ -14,7 +16,7 @@ from intentd.gui.app_core import AppCore
 from intentd.gui.views.approvals import remember_choices
 from intentd.gui.views.main_window import MainWindow
 from tests.gui.conftest import Agent
-from tests.server.helpers import Background
+from tests.server.helpers import Background, open_session
 
 MakeWindow = Callable[..., tuple[MainWindow, AppCore]]
 
@@ -93,6 +95,41 @@ def test_a_grant_made_in_the_app_answers_the_next_call_and_is_revoked_in_setting
     third = agent(project, "--path", "src/z.py")
     qtbot.waitUntil(lambda: rows(window) == 1, timeout=10000)  # asked again at once
     third.process.kill()
+
+
+def test_settings_says_where_a_command_grant_came_from_and_copies_it_as_a_policy_rule(
+        daemon: DaemonProcess, project: Path, make_window: MakeWindow, qtbot: QtBot) -> None:
+    window, _core = make_window(daemon.socket_path)
+    agent = Client(daemon.socket_path, timeout=30).connect()
+    agent.initialize("gui-test-agent")
+    session_id = open_session(agent, project)
+    call = Background(agent, protocol.TOOLS_CALL, {"session_id": session_id,
+                                                   "tool": "execute_command",
+                                                   "args": {"command": "touch src/made"}})
+    qtbot.waitUntil(lambda: rows(window) == 1, timeout=10000)
+    pane = window.approvals_pane
+    wait_answerable(window, qtbot)
+    approval = pane.current()
+    assert approval is not None
+    pane.remember.menu().aboutToShow.emit()
+    pane.remember.menu().actions()[-1].trigger()  # this workspace, until revoked
+    qtbot.waitUntil(lambda: not call.thread.is_alive(), timeout=10000)  # the app answers
+    assert call.result()["decision"] == "allow"
+    panel = window.settings_pane.grants
+    window.settings_pane.set_workspace(str(project))
+    qtbot.waitUntil(lambda: len(panel.buttons) == 1, timeout=10000)
+    [buttons] = panel.buttons.values()
+    row = buttons["copy"].parentWidget()
+    assert row is not None
+    said = " ".join(label.text() for label in row.findChildren(QLabel))
+    assert "`touch` (and its arguments), this workspace" in said
+    assert f"from approving execute_command ({approval.id}) of agent, in intentd-gui" in said
+    QGuiApplication.clipboard().clear()
+    assert buttons["copy"].isEnabled()
+    buttons["copy"].click()
+    assert QGuiApplication.clipboard().text() == "commands:\n  allow:\n    - 'touch'\n    - 'touch *'\n"
+    assert "Copied" in panel.status.text()
+    agent.close()
 
 
 def test_a_grant_asked_for_in_the_terminal_is_confirmed_in_settings(
