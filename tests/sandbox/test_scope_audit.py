@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -164,3 +165,48 @@ def test_on_a_case_insensitive_file_system_the_audit_compares_caseless() -> None
     narrow = Intent(id="INT-2", name="src", status="IN_PROGRESS", owned_scope=("src/**",))
     assert in_scope(narrow, "SRC/app.py", fold_case=True)
     assert not in_scope(narrow, "SRC/app.py", fold_case=False)
+
+
+def reported_make(connect: Connect, workspace: Path,
+                  make: Callable[[], None]) -> dict[str, Any]:
+    """A hook-based agent's `make`, authorized, run by the agent itself (`make`), reported: the
+    scope audit's record."""
+    agent = connect("claude-code")
+    session_id = open_session(agent, workspace)
+    grant = agent.call(protocol.TOOLS_AUTHORIZE, {"session_id": session_id, "tool": "execute_command",
+                                                  "args": {"command": "make"}})
+    make()
+    answer = agent.call(protocol.TOOLS_REPORT, {"session_id": session_id, "call_id": grant["call_id"],
+                                                "ok": True, "output": "make: done"})
+    return dict(answer["scope_audit"])
+
+
+def test_ignored_files_are_not_watched_so_not_undone(connect: Connect, tmp_path: Path) -> None:
+    """What .gitignore hides (build output) follows the checkpoint's rules: not seen, left."""
+    workspace = git_workspace(tmp_path / "ws", ["src/**"], {"auto_approve": {"all_commands": True}})
+    (workspace / ".gitignore").write_text("build/\n")
+
+    def make() -> None:
+        (workspace / "build").mkdir()
+        (workspace / "build" / "app.o").write_text("object code\n")
+        (workspace / "docs" / "out.md").write_text("stray\n")
+
+    audit = reported_make(connect, workspace, make)
+    assert [path for path, _ in audit["out_of_scope"]] == ["docs/out.md"]
+    assert (workspace / "build" / "app.o").exists() and not (workspace / "docs" / "out.md").exists()
+
+
+def test_a_file_over_the_checkpoint_limit_is_named_not_undone(connect: Connect,
+                                                             tmp_path: Path) -> None:
+    """Checkpoints do not save files over 5 MiB: the change is found, named, and left."""
+    workspace = git_workspace(tmp_path / "ws", ["src/**"], {"auto_approve": {"all_commands": True}})
+    (workspace / "docs" / "big.bin").write_bytes(b"b" * (6 << 20))
+
+    def make() -> None:
+        (workspace / "docs" / "big.bin").write_bytes(b"c" * (6 << 20))
+
+    audit = reported_make(connect, workspace, make)
+    assert audit["out_of_scope"] == [["docs/big.bin", "modified"]] and audit["undone"] == []
+    assert "NOT undone: docs/big.bin (modified; not saved at the checkpoint (over 5 MiB" \
+        in audit["message"]
+    assert (workspace / "docs" / "big.bin").read_bytes()[:1] == b"c"
