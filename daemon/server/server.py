@@ -134,6 +134,11 @@ def bind_socket(path: Path) -> socket.socket:
     return listener
 
 
+_WHAT_TO_DO = ("Set XDG_RUNTIME_DIR to your own runtime folder (usually /run/user/$UID), or "
+               "start with --socket in a folder of your own (and give clients the same "
+               "--socket); an administrator can remove that folder.")
+
+
 def prepare_folder(folder: Path) -> None:
     try:
         # Only the socket's own folder is made: a mistyped --socket must not leave a trail of
@@ -146,9 +151,14 @@ def prepare_folder(folder: Path) -> None:
     except OSError as exc:
         raise StartupError(f"cannot create {folder}: {exc.strerror or exc}") from None
     if stat.S_ISLNK(info.st_mode) or not stat.S_ISDIR(info.st_mode):
-        raise StartupError(f"{folder} is not a plain folder; refusing to use it")
+        raise StartupError(f"{folder} is not a plain folder (a link?); refusing to use it. "
+                           f"{_WHAT_TO_DO}")
     if info.st_uid != os.getuid():
-        raise StartupError(f"{folder} belongs to another user (uid {info.st_uid}); refusing to use it")
+        # Someone else made it first (/tmp/intentd-$UID with no XDG_RUNTIME_DIR): whoever owns
+        # it can swap the socket under our clients, so it is never used, only reported.
+        raise StartupError(f"{folder} belongs to another user (uid {info.st_uid}), who could "
+                           f"put their own socket in place of the daemon's; refusing to use it. "
+                           f"{_WHAT_TO_DO}")
     if info.st_mode & 0o077:
         os.chmod(folder, 0o700)
 
