@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from stat import S_ISLNK, S_ISREG
 
@@ -27,43 +28,48 @@ def scan(root: str, rules: CheckpointIgnore, folder: str = "") -> ScanResult:
         return result
     if folder and (rules.skipped_dir(folder) or rules.ignored_in(frame, folder, is_dir=True)):
         return result
-    stack: list[tuple[str, Frame]] = [(folder + "/" if folder else "", frame)]
-    while stack:
-        rel_dir, frame = stack.pop()
-        _scan_dir(root, rules, rel_dir, frame, stack, result)
+    for rel_dir, entries in folders(root, rules, folder + "/" if folder else "", frame):
+        for entry in entries:
+            try:
+                st = entry.stat(follow_symlinks=False)
+            except FileNotFoundError:
+                continue
+            rel = rel_dir + entry.name
+            if entry.name == ".gitignore":
+                result.gitignores.append((rel, st.st_mtime_ns, st.st_size))
+            if S_ISREG(st.st_mode) or S_ISLNK(st.st_mode):
+                result.files[rel] = st
     return result
 
 
-def _scan_dir(
-    root: str,
-    rules: CheckpointIgnore,
-    rel_dir: str,
-    parent: Frame,
-    stack: list[tuple[str, Frame]],
-    result: ScanResult,
-) -> None:
-    try:
-        with os.scandir(os.path.join(root, rel_dir) if rel_dir else root) as it:
-            entries = list(it)
-    except (FileNotFoundError, NotADirectoryError, PermissionError):
-        return
-    has_gitignore = any(entry.name == ".gitignore" for entry in entries)
-    frame = rules.child_frame(parent, rel_dir, has_gitignore) if rel_dir else parent
-    for entry in entries:
-        rel = rel_dir + entry.name
-        if entry.name == ".git":
-            continue
+def folders(root: str, rules: CheckpointIgnore, start: str,
+            frame: Frame) -> Iterator[tuple[str, list[os.DirEntry[str]]]]:
+    """Each folder of the walk from `start` ("" or a folder path ending in "/", whose parent's
+    rules are `frame`), as (its path with a trailing "/", or "" for the root; the entries in it
+    that are neither folders nor ignored). Folders are entered without following symlinks;
+    ignored ones, `.git` and the store are pruned; a folder that cannot be read is skipped."""
+    stack: list[tuple[str, Frame]] = [(start, frame)]
+    while stack:
+        rel_dir, parent = stack.pop()
         try:
-            if entry.is_dir(follow_symlinks=False):
-                if not rules.skipped_dir(rel) and not rules.ignored_in(frame, rel, is_dir=True):
-                    stack.append((rel + "/", frame))
-                continue
-            if rules.ignored_in(frame, rel, is_dir=False):
-                continue
-            st = entry.stat(follow_symlinks=False)
-        except FileNotFoundError:
+            with os.scandir(os.path.join(root, rel_dir) if rel_dir else root) as it:
+                entries = list(it)
+        except (FileNotFoundError, NotADirectoryError, PermissionError):
             continue
-        if entry.name == ".gitignore":
-            result.gitignores.append((rel, st.st_mtime_ns, st.st_size))
-        if S_ISREG(st.st_mode) or S_ISLNK(st.st_mode):
-            result.files[rel] = st
+        has_gitignore = any(entry.name == ".gitignore" for entry in entries)
+        here = rules.child_frame(parent, rel_dir, has_gitignore) if rel_dir else parent
+        kept: list[os.DirEntry[str]] = []
+        for entry in entries:
+            if entry.name == ".git":
+                continue
+            rel = rel_dir + entry.name
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    if not rules.skipped_dir(rel) and not rules.ignored_in(here, rel, is_dir=True):
+                        stack.append((rel + "/", here))
+                    continue
+            except FileNotFoundError:
+                continue
+            if not rules.ignored_in(here, rel, is_dir=False):
+                kept.append(entry)
+        yield rel_dir, kept

@@ -17,10 +17,11 @@ from collections.abc import Callable, Iterator
 
 from dulwich.objects import Blob
 
-from .ignore import CheckpointIgnore, Frame
+from .ignore import CheckpointIgnore
 from .known import Known
 from .objects import PACK_CHUNK_BYTES, make_blob
 from .recorder import Recorder
+from .scan import folders
 from .state import lstat
 
 Progress = Callable[[int, int], None]  # (files read, files in all)
@@ -69,38 +70,19 @@ def _paths(listing: Listing) -> Iterator[str]:
 def list_files(root: str, rules: CheckpointIgnore) -> tuple[Listing, int]:
     """The files and symlinks scan() would find, as names per folder, and how many there are.
 
-    The same walk as scan(): symlinks not followed, ignored folders pruned, `.git` folders and
-    the store left out, ignored files left out. No stat is kept (find the kind from the folder
+    The same walk as scan() (scan.folders). No stat is kept (the kind comes from the folder
     listing), so the listing costs about 20 bytes a file.
     """
     listing: Listing = []
     total = 0
-    stack: list[tuple[str, Frame]] = [("", rules.root_frame())]
-    while stack:
-        rel_dir, parent = stack.pop()
-        try:
-            with os.scandir(os.path.join(root, rel_dir) if rel_dir else root) as it:
-                entries = list(it)
-        except (FileNotFoundError, NotADirectoryError, PermissionError):
-            continue
-        has_gitignore = any(entry.name == ".gitignore" for entry in entries)
-        frame = rules.child_frame(parent, rel_dir, has_gitignore) if rel_dir else parent
+    for rel_dir, entries in folders(root, rules, "", rules.root_frame()):
         names: list[str] = []
         for entry in entries:
-            rel = rel_dir + entry.name
-            if entry.name == ".git":
-                continue
             try:
-                if entry.is_dir(follow_symlinks=False):
-                    if not rules.skipped_dir(rel) and not rules.ignored_in(frame, rel, is_dir=True):
-                        stack.append((rel + "/", frame))
-                    continue
-                if not (entry.is_file(follow_symlinks=False) or entry.is_symlink()):
-                    continue
+                if entry.is_file(follow_symlinks=False) or entry.is_symlink():
+                    names.append(entry.name)
             except FileNotFoundError:
                 continue
-            if not rules.ignored_in(frame, rel, is_dir=False):
-                names.append(entry.name)
         if names:
             listing.append((rel_dir, "/".join(names)))
             total += len(names)

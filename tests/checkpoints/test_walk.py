@@ -19,6 +19,7 @@ from intentd.daemon.checkpoints.listing import gnu_find, list_records
 from intentd.daemon.checkpoints.scan import scan
 from intentd.daemon.checkpoints.state import Entry, to_disk_stat
 from intentd.daemon.checkpoints.walk import RecordWalker
+from intentd.daemon.checkpoints.warmup import list_files
 
 pytestmark = pytest.mark.skipif(gnu_find() is None, reason="needs GNU find")
 
@@ -301,3 +302,11 @@ def test_a_failing_native_lister_hands_the_listing_to_find(tree: Path,
     assert sorted(listed(tree, [])) == sorted(expected)
     monkeypatch.setattr(listing, "gnu_find", lambda: None)
     assert list_records(str(tree), ["src"], []) is None  # never half a listing
+
+
+def test_the_warm_up_lists_the_files_the_full_scan_finds(tree: Path) -> None:
+    rules = rules_for(tree)
+    listing, total = list_files(str(tree), rules)
+    names = {prefix + name for prefix, joined in listing for name in joined.split("/")}
+    assert names == set(scan(str(tree), rules).files) and total == len(names)
+    assert "src/a.py" in names and "secret/key.pem" not in names and "pipe" not in names
