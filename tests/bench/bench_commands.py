@@ -18,7 +18,7 @@ import statistics
 import time
 
 from intentd.daemon.policy.command import analysis as command_analysis
-from intentd.daemon.policy.command import command_rules
+from intentd.daemon.policy.command import rules as command_rules
 from intentd.daemon.policy.command.rules import CommandRules, decide_command
 
 RULES = CommandRules(allow=("npm test", "npm run *", "git status", "pytest *", "make test"),
