@@ -125,7 +125,9 @@ def parse_policy(root: Node, path: Path | str) -> Policy:
             network = _choice(section["network"], "sandbox.network", ("allow", "deny"), path)
             policy = replace(policy, sandbox=SandboxSettings(network))
     if "scope_audit" in top:
-        mode = _choice(top["scope_audit"], "scope_audit", SCOPE_AUDIT_MODES, path)
+        node = top["scope_audit"]
+        # YAML 1.1 reads a bare `off` (the documented spelling) as false
+        mode = "off" if node.value is False else _choice(node, "scope_audit", SCOPE_AUDIT_MODES, path)
         policy = replace(policy, scope_audit=mode)
     return policy
 
