@@ -41,6 +41,14 @@ def _workspace(root: Path, policy: dict[str, Any], ignore: bool, scope: str = "*
         (evil / folder).mkdir(parents=True)
     (evil / "HEAD").write_text("ref: refs/heads/main\n")
     (evil / "config").write_text("[diff]\n\texternal = ./run-me\n")
+    # The same with no file named HEAD or config in the folder: HEAD is a link to a ref
+    # that does not exist, and `commondir` puts objects, refs and config elsewhere.
+    linked, store = root / "src" / "linked", root / "lib" / "store"
+    for folder in (linked, store / "objects", store / "refs"):
+        folder.mkdir(parents=True)
+    (linked / "HEAD").symlink_to("refs/heads/main")
+    (linked / "commondir").write_text("../../lib/store\n")
+    (store / "config").write_text("[diff]\n\texternal = ./run-me\n")
     (root / "src" / "nested").mkdir()
     _git(root / "src" / "nested", "init", "-q")
     return root
@@ -172,6 +180,12 @@ PLANTED_GIT: list[tuple[str, str, str | None]] = [
     ("cwd-bare-looking", "git status", "src/evil"),
     ("cwd-nested", "git log -1", "src/nested"),
     ("cwd-below-bare", "git status", "src/evil/objects"),
+    ("linked-head-dash-c", "git -C src/linked diff --no-index a b", None),
+    ("linked-head-cd", "cd src/linked && git log -1", None),
+    ("linked-head-bash-lc", "bash -lc 'git -C src/linked show'", None),
+    ("linked-head-cwd", "git status", "src/linked"),
+    ("not-a-folder-yet", "git -C build/repo log", None),
+    ("cd-not-a-folder-yet", "cd build && git diff", None),
 ]
 
 
@@ -181,6 +195,18 @@ def test_git_never_runs_unasked_where_it_could_obey_a_planted_config(
         spaces: Workspaces, command: str, cwd: str | None) -> None:
     verdict, reason = spaces.command("plain", command, cwd)
     assert verdict != "allow", reason
+
+
+def test_the_planted_layouts_are_repositories_to_git(spaces: Workspaces) -> None:
+    """The premise of the cases above: git itself takes each planted folder for a repository
+    (rev-parse only prints; no config program runs)."""
+    root = Path(spaces.sessions["plain"].workspace.root_str)
+    for folder, common in (("src/evil", "src/evil"), ("src/linked", "lib/store")):
+        found = subprocess.run(["git", "-C", str(root / folder), "rev-parse", "--git-common-dir"],
+                               capture_output=True, text=True, check=True,
+                               env={"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null",
+                                    "PATH": "/usr/bin:/bin", "HOME": str(root)})
+        assert Path(root / folder, found.stdout.strip()).resolve() == (root / common).resolve()
 
 
 @pytest.mark.parametrize("command", [

@@ -5,7 +5,9 @@ git obeys the config of the repository it finds (`diff.external`, `core.fsmonito
 or for a folder that looks like a bare repository (`HEAD`, `objects/`, `refs/`). The
 agent can write such files anywhere in its scope, so a git command that starts in a
 folder of the workspace other than the root's own repository is never auto-approved
-when it could meet one: a nested `.git` below the root, or a `HEAD` or `config` file.
+when it could meet one: a nested `.git` below the root, a `HEAD` (a file, or a symbolic
+link, which git accepts even when it points nowhere) or a `config` file, or a folder that
+does not exist yet (an earlier part of the command could make a repository there).
 This is the only module of the command policy that looks at the disk.
 """
 
@@ -36,6 +38,9 @@ def _first_planted(root: str, folder: str) -> str | None:
     """Walk from `folder` up to `root`, as git's discovery does."""
     if folder != root and not folder.startswith(root + os.sep):
         return None  # outside the workspace: the path checks send it to a person already
+    if not os.path.isdir(folder):
+        return (f"`{os.path.relpath(folder, root)}` is not a folder yet; the command could "
+                "make a repository there before git starts")
     current = folder
     while True:
         where = os.path.relpath(current, root)
@@ -44,9 +49,18 @@ def _first_planted(root: str, folder: str) -> str | None:
                 return None  # the workspace's own repository, which agents may not write
             return f"`{where}` is a repository nested in the workspace; git would obey its config"
         for name in ("HEAD", "config"):
-            if os.path.isfile(os.path.join(current, name)):
+            if _could_be_read(os.path.join(current, name), name):
                 return (f"`{os.path.join(where, name)}` could make git read a repository "
                         "the agent wrote, and obey its config")
         if current == root:
             return None
         current = os.path.dirname(current)
+
+
+def _could_be_read(path: str, name: str) -> bool:
+    """Whether git could take `path` for a repository's file. A `HEAD` that is a symbolic
+    link to `refs/…` makes a repository even when the link points nowhere, and such a
+    repository's config may sit elsewhere (its `commondir` names the folder)."""
+    if name == "HEAD" and os.path.islink(path):
+        return True
+    return os.path.isfile(path)
