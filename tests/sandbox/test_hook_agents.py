@@ -1,0 +1,64 @@
+"""Codex and Cursor run their own commands: the post-tool report is audited and what lay outside
+the scope is undone; Codex is told in its hook's answer."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from intentd.daemon import protocol
+from intentd.daemon.client import Client
+from intentd.daemon.testing import DaemonProcess
+from tests.agents import cursor_payloads as cursor
+from tests.agents.codex.test_codex_hook import Hook as CodexHook
+from tests.agents.hook_runner import HookRunner
+from tests.sandbox.conftest import git_workspace
+
+UNASKED = {"auto_approve": {"all_commands": True}}
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    return git_workspace(tmp_path / "ws", ["src/**"], UNASKED)
+
+
+def make(ws: Path) -> None:
+    """What the agent's `make` did, unconfined: one change in the scope, one outside it."""
+    (ws / "src" / "made.py").write_text("made\n")
+    (ws / "docs" / "stray.md").write_text("outside the scope\n")
+
+
+def undone(ws: Path) -> bool:
+    return not (ws / "docs" / "stray.md").exists() and (ws / "src" / "made.py").exists()
+
+
+def test_codex_is_told_what_the_scope_audit_undid(daemon: DaemonProcess, ws: Path,
+                                                  monkeypatch: pytest.MonkeyPatch,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    hook = CodexHook(daemon.socket_path, ws, monkeypatch, capsys)
+    assert hook.pre("pre_bash_read", use_id="call_s", command="intentd hook select INT-1").allowed
+    assert hook.pre("pre_bash_write", use_id="call_m", command="make").allowed
+    make(ws)
+    answer = hook.post("post_bash_write", use_id="call_m", command="make")
+    told = answer.json["hookSpecificOutput"]
+    assert answer.code == 0 and told["hookEventName"] == "PostToolUse"
+    assert "undone: docs/stray.md (created; removed" in told["additionalContext"]
+    assert undone(ws)
+
+
+def test_cursor_shell_commands_are_audited_and_undone(daemon: DaemonProcess, ws: Path,
+                                                     monkeypatch: pytest.MonkeyPatch,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """Cursor reports a shell command with afterShellExecution, whose answer Cursor ignores:
+    the undo and the ledger's record are what holds there."""
+    hook = HookRunner("cursor", daemon.socket_path, monkeypatch, capsys)
+    assert hook(cursor.before_shell(ws, "intentd hook select INT-1")).out["permission"] == "allow"
+    assert hook(cursor.before_shell(ws, "make")).out["permission"] == "allow"
+    make(ws)
+    assert hook(cursor.after_shell(ws, "make", "done")).code == 0
+    assert undone(ws)
+    with Client(daemon.socket_path) as client:
+        entries = client.call(protocol.LEDGER_QUERY, {"workspace": str(ws)})["entries"]
+    audit = entries[-1]["receipt"]["data"]["scope_audit"]
+    assert entries[-1]["intent"]["agent"] == "cursor" and audit["undone"] == ["docs/stray.md"]
