@@ -74,7 +74,7 @@ def start_time(pid: int) -> int | None:
 def ancestry(pid: int, proc: Path = PROC,
              env_wanted: frozenset[str] = frozenset()) -> list[Proc] | None:
     """The process and its ancestors up to the first process (pid 1), nearest first; None when
-    any link cannot be read, so a caller can fail closed."""
+    any link below pid 1 cannot be read, so a caller can fail closed."""
     chain: list[Proc] = []
     current = read_proc(pid, proc, env_wanted)
     while current is not None and len(chain) < MAX_DEPTH:
@@ -84,7 +84,13 @@ def ancestry(pid: int, proc: Path = PROC,
         chain.append(current)
         if current.ppid <= 0:
             return chain
-        current = read_proc(current.ppid, proc, env_wanted)
+        parent = read_proc(current.ppid, proc, env_wanted)
+        if parent is None and current.ppid == 1:
+            # The first process never exits, and nothing is above it: the chain is whole. Only
+            # its own entry is hidden (/proc mounted with hidepid: it is another user's), which
+            # would otherwise lock the person's desktop out of person methods.
+            return chain
+        current = parent
     return None
 
 
