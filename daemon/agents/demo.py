@@ -18,6 +18,8 @@ INTENT = {"id": "DEMO-1", "name": "Add a greeting module", "status": "IN_PROGRES
           "owned_scope": ["src/**"], "constraints": ["Keep the greeting in English."],
           "acceptance_criteria": ["src/greet.py defines greet()."]}
 GREET = 'def greet(name: str) -> str:\n    return f"Hello, {name}!"\n'
+# a program writing outside the scope, where parsing cannot see it (a build script, say)
+SNEAKY = "python3 -c \"open('README.md', 'a').write('changed by a build step')\""
 REPETITION_LIMIT = 3
 SCRIPT = "the demo script"
 
@@ -73,13 +75,26 @@ class Demo:
             self.say(f"   checkpoint {written.checkpoint_id} was taken before the write")
         self.say("\n4. A write outside the owned_scope")
         self.call("write_to_file", {"path": "docs/notes.md", "content": "notes\n"})
-        self.say(f"\n5. The same call, {REPETITION_LIMIT + 1} times in a row")
+        self.sneaky_command()
+        self.say(f"\n6. The same call, {REPETITION_LIMIT + 1} times in a row")
         for _ in range(REPETITION_LIMIT + 1):
             self.call("read_file", {"path": "README.md"})
         return self.restore(written)
 
+    def sneaky_command(self) -> None:
+        """Step 5: what stops it is the kernel (Landlock), or without it the scope audit after."""
+        self.say("\n5. A command whose program writes outside the owned_scope: the policy cannot "
+                 "see inside it, so a person approves it")
+        before = (self.gateway.workspace / "README.md").read_text()
+        ran = self.call("execute_command", {"command": SNEAKY})
+        for line in ran.output.splitlines()[1:]:  # the first is shown already
+            if any(word in line for word in ("Permission denied", "undone", "UNCONFINED")):
+                self.say(f"      {line.strip()}")
+        unchanged = (self.gateway.workspace / "README.md").read_text() == before
+        self.say(f"   README.md unchanged: {unchanged}")
+
     def restore(self, written: CallResult) -> int:
-        self.say("\n6. The person restores the checkpoint taken before the write")
+        self.say("\n7. The person restores the checkpoint taken before the write")
         if not (written.ran and written.checkpoint_id):
             self.say("   (skipped: the write of step 3 did not run; there is nothing to restore)")
             return 1
