@@ -143,6 +143,14 @@ IGNORED_READS: list[tuple[str, str]] = [
     ("tree", "tree -a"),
     ("find", "find . -name '*.txt'"),
     ("rg-zip", "rg -z foo"),
+    # A pattern given to a program that reads no file still lists the names it matches.
+    ("echo-glob-ignored-folder", "echo secrets/*"),
+    ("echo-glob-hidden", "echo .e*"),
+    ("printf-glob", "printf '%s\\n' secrets/*"),
+    ("for-glob", "for f in secrets/*; do echo $f; done"),
+    ("for-glob-later-word", "for f in src docs secrets/?*; do echo $f; done"),
+    ("bash-lc-echo-glob", "bash -lc 'echo secrets/*'"),
+    ("cd-echo-glob", "cd src && echo ../secrets/*"),
 ]
 
 
@@ -227,7 +235,8 @@ def test_claude_code_bash_gets_the_same_git_answer(spaces: Workspaces) -> None:
 @pytest.mark.parametrize("command", [
     "bash -lc 'git status'", "bash -lc 'cat src/a.py | head -5'", "zsh -lc 'ls -la src'",
     "sh -c 'grep -n print src/a.py'", "base64 src/a.py", "numfmt --to=iec 1024",
-    "cat {src/a.py,docs/guide.md}", "cd src && cat a.py", "echo $HOME"])
+    "cat {src/a.py,docs/guide.md}", "cd src && cat a.py", "echo $HOME", "echo src/*",
+    "for f in src/*.py; do echo $f; done"])
 def test_everyday_forms_run_unasked(spaces: Workspaces, command: str) -> None:
     verdict, reason = spaces.command("plain", command)
     assert verdict == "allow", reason

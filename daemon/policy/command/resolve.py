@@ -120,6 +120,7 @@ class Resolver:
             f"redirects from `{raw}`, a path known only when it runs, so the ignore rules and "
             "the workspace boundary cannot be checked" for raw in syntax.late_paths)
         self.found.assigned.update(syntax.set_names, syntax.assigned)
+        self.found.walks.extend(_lists_names("for", raw) for raw in syntax.loop_patterns)
         for redirect in syntax.loose_redirects:
             self._redirect(redirect)
         for raw in syntax.commands:
@@ -195,6 +196,9 @@ class Resolver:
         if follows is not None:
             self.found.needs_person.append(follows)
         rule = READ_ONLY.get(name)
+        if rule is not None and not rule.reads_paths:
+            # `echo secrets/*` reads no file, but prints the names the pattern matches
+            self.found.walks.extend(_lists_names(name, w.raw) for w in args if w.pattern)
         late = [w.raw for w in args if w.dynamic or w.tilde]
         if rule is not None and rule.reads_paths and (late or context.open_at is not None):
             what = f"`{late[0]}`" if late else "paths added at run time"
@@ -258,6 +262,11 @@ class Resolver:
             argv=argv, text=text, assignments=context.assignments, redirects=context.redirects,
             read_only=read_only, reason=reason, opaque=opaque, via=context.via,
             runs_suffix=runs_suffix, open_prefix=_open_prefix(text, context.open_at)))
+
+
+def _lists_names(name: str, pattern: str) -> str:
+    return (f"`{name}` is given the pattern `{pattern}`, which the shell turns into the names "
+            "of files, ignored ones included")
 
 
 def _late_wrapper(label: str) -> str:

@@ -61,6 +61,8 @@ class Syntax:
     late_paths: list[str] = field(default_factory=list)  # redirect targets known at run time
     loose_redirects: list[Redirect] = field(default_factory=list)  # on `( … )`, `{ …; }`
     set_names: list[str] = field(default_factory=list)  # for-loop variables
+    # Unquoted shell patterns in a for-loop's list: the shell turns them into file names.
+    loop_patterns: list[str] = field(default_factory=list)
     functions: list[str] = field(default_factory=list)
     expanded: list[str] = field(default_factory=list)  # variables whose values it expands
     assigned: list[str] = field(default_factory=list)  # variables it sets (NAME=value)
@@ -119,6 +121,7 @@ class _Walker:
                 self.syntax.loose_redirects.append(self._redirect(redirect, depth)[0])
         elif kind == "for":
             self.syntax.set_names.append(node.parts[1].word)
+            self.syntax.loop_patterns.extend(self._loop_patterns(node.parts))
             self._walk_all(node.parts, depth)
         elif kind == "function":
             self.syntax.functions.append(node.name.word)
@@ -131,6 +134,17 @@ class _Walker:
             self._parameter(getattr(node, "value", ""))
         elif kind not in ("reservedword", "operator", "pipe", "tilde", "heredoc"):
             raise ValueError(f"unknown bashlex node kind {kind!r}")
+
+    def _loop_patterns(self, parts: list[Any]) -> list[str]:
+        """The words of `for NAME in WORDS` that are shell patterns, as written."""
+        found = []
+        for part in parts[3:]:
+            if part.kind != "word":
+                break
+            raw = self.source[part.pos[0]:part.pos[1]]
+            if has_unquoted_pattern(raw, braces=False):
+                found.append(raw)
+        return found
 
     def _walk_all(self, nodes: list[Any], depth: int) -> None:
         for child in nodes:
