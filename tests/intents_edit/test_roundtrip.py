@@ -143,3 +143,19 @@ def test_a_linked_intents_file_is_not_edited(tmp_path: Path, editor: IntentsFile
     with pytest.raises(EditRefused, match="symbolic link"):
         editor.edit(store.sha256_of(HAND_WRITTEN.encode()), store.remove("DOCS"))
     assert elsewhere.read_text() == HAND_WRITTEN and editor.path.is_symlink()
+
+
+def test_an_edit_that_would_change_another_intent_too_is_not_written(tmp_path: Path) -> None:
+    """B's scope is an alias of A's: a line spliced into it would widen A as well. The loader's
+    reading of the new text is compared with what the edit meant, and nothing is written."""
+    shared = ("active_intents:\n"
+              "  - id: A\n    name: a\n    status: IN_PROGRESS\n    owned_scope: &shared\n"
+              "      - src/**\n"
+              "  - id: B\n    name: b\n    status: IN_PROGRESS\n    owned_scope: *shared\n")
+    path = tmp_path / ".orchestration" / "active_intents.yaml"
+    path.parent.mkdir()
+    path.write_text(shared)
+    editor = IntentsFileEditor(path)
+    with pytest.raises(EditRefused, match="without disturbing the rest of the file"):
+        edit(editor, store.scope_add("B", ["lib/**"]))
+    assert path.read_text() == shared
