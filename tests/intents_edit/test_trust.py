@@ -3,6 +3,7 @@ every edit method, while the person's CLI in the person's own terminal makes the
 
 from __future__ import annotations
 
+import json
 import shlex
 import subprocess
 import sys
@@ -64,6 +65,11 @@ def test_the_persons_cli_makes_the_same_edits(daemon: DaemonProcess, ws: Path) -
     bad = run("status", "DOCS", "DONE")
     assert bad.returncode == 1
     assert f"{intents_file(ws)}:23: status 'DONE' is not one the policy knows" in bad.stderr
+    assert run("remove", "LIB").returncode == 0
+    listed = json.loads(run("list", "--json").stdout)["intents"]
+    assert [(i["id"], i["status"], i["owned_scope"]) for i in listed] == [
+        ("AUTH", "IN_PROGRESS", ["src/auth/**", "docs/auth.md"]),
+        ("DOCS", "COMPLETED", [])]
     text = intents_file(ws).read_text()
     assert text.startswith("# The person's intents.   Keep this header!")
     assert "      - !!str docs/auth.md\n      # - src/legacy/**   (not yet)" in text
