@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import random
+import time
 from pathlib import Path
 
 import pytest
 
+from intentd.daemon.intents_edit import preview as preview_module
 from intentd.daemon.intents_edit.preview import PatternSet, ScopePreviewer, paths_of
 from intentd.daemon.policy.globs import PatternList
 from intentd.daemon.policy.ignore import IgnoreRules
@@ -41,3 +43,23 @@ def test_a_preview_says_what_a_change_adds_and_removes(tmp_path: Path) -> None:
     assert (preview["count"], preview["files"]) == (3, ["docs/x.md"])
     assert (preview["added_count"], preview["added"]) == (1, ["docs/x.md"])
     assert preview["removed_count"] == 0
+
+
+def test_keystrokes_reuse_the_listing_and_an_old_one_is_taken_again_in_the_background(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    previewer, none = ScopePreviewer(str(tmp_path)), IgnoreRules()
+
+    def count(max_age: float | None = None) -> int:
+        return int(previewer.preview(["**"], None, none, False, 10, max_age)["total_files"])
+
+    (tmp_path / "a.py").write_text("a")
+    assert count() == 1
+    (tmp_path / "b.py").write_text("b")
+    assert count() == 1, "a keystroke does not wait for the disk"
+    assert count(max_age=0) == 2, "an editor that opens lists the files afresh"
+    (tmp_path / "c.py").write_text("c")
+    monkeypatch.setattr(preview_module, "LISTING_TTL", 0.0)
+    deadline = time.monotonic() + 10
+    while count() != 3:  # the old listing answers while the new one is taken
+        assert time.monotonic() < deadline, "the listing was never taken again"
+        time.sleep(0.01)
