@@ -106,6 +106,16 @@ SECRETS: list[tuple[str, str]] = [
     ("jq-dollar-env", "jq -n '$ENV'"),
     ("jq-env-field", "jq -n '$ENV.GITHUB_TOKEN'"),
     ("jq-env-keys", "jq -rn 'env | keys'"),
+    ("proc-environ-double-slash", "cat //proc/self/environ"),
+    # zsh's own expansions, read as text by bash's grammar: the shell that runs the command
+    # may be zsh (`zsh -lc` from Codex, an agent's shell on macOS).
+    ("zsh-split-token", "zsh -lc 'echo $=GITHUB_TOKEN'"),
+    ("zsh-glob-subst-key", "zsh -c 'echo $~OPENAI_API_KEY'"),
+    ("zsh-rc-expand", "zsh -lc 'echo x$^NPM_TOKEN'"),
+    ("zsh-length", "zsh -c 'echo $#SECRET'"),
+    ("zsh-flags-combined", "zsh -c 'echo $=~AWS_SECRET_ACCESS_KEY'"),
+    ("zsh-form-bare", "echo $=GH_TOKEN"),
+    ("zsh-form-heredoc", "zsh <<EOF\necho $=GITHUB_TOKEN\nEOF"),
 ]
 
 # Class 3: paths computed at run time are never auto-approved, whatever the allow rules.
@@ -129,6 +139,9 @@ RUNTIME_PATHS: list[tuple[str, str]] = [
     ("redirect-glob", "cat < .en?"),
     ("xargs-arg-file-var", "xargs -a $HOME/.ssh/id_rsa echo"),
     ("xargs-arg-file-tilde", "xargs -a ~/.ssh/id_rsa"),
+    ("zsh-equals-program", "zsh -c 'cat =ssh'"),
+    ("zsh-equals-bare", "head -c 64 =git"),
+    ("zsh-equals-lc-pipe", "zsh -lc 'strings =sudo | head'"),
 ]
 
 # Class 5, without ignore rules: walks that follow symbolic links may leave the workspace.
@@ -187,6 +200,9 @@ SPAWNERS: list[tuple[str, str]] = [
     ("base64-output-long", "base64 --output=out f"),
     ("shuf-output", "shuf -o out f"),
     ("iconv-output", "iconv -f latin1 -t utf-8 -o out f"),
+    ("git-grep-pager", "git grep -O x"),
+    ("git-grep-pager-long", "git grep --open-files-in-pager=vi x"),
+    ("git-grep-pager-abbrev", "git grep --open x"),
 ]
 
 
@@ -274,6 +290,9 @@ INSPECTION: list[tuple[str, str]] = [
     ("git-diff-tree", "git diff-tree -p HEAD"),
     ("grep-e-dash-r", "grep -e-r f"),
     ("rg-no-search-zip", "rg --no-search-zip foo"),
+    ("zsh-plain-split", "zsh -lc 'echo $=HOME'"),
+    ("zsh-set-test", "zsh -c 'echo $+GITHUB_TOKEN'"),
+    ("equals-inside-word", "git log --format=%h -3"),
 ]
 
 

@@ -23,6 +23,7 @@ from intentd.daemon.policy.command.words import (
     plain_ascii,
 )
 from intentd.daemon.policy.command.wrappers import WRAPPERS, Unwrap, unwrap
+from intentd.daemon.policy.command.zsh import zsh_names, zsh_program_paths
 
 MAX_CODE_DEPTH = 32     # bash -c "bash -c '…'" nesting followed before giving up (opaque)
 MAX_WRAPPERS = 8        # sudo timeout nice env … layers followed before giving up
@@ -83,7 +84,8 @@ class Findings:
             f"expands `${name}`, which may hold a secret that would reach the transcript"
             for name in secret)
         for path in self.path_args:
-            if _PROC_SECRETS.fullmatch(posixpath.normpath(path)):
+            # normpath keeps a leading `//`, which names the same root on Linux
+            if _PROC_SECRETS.fullmatch(re.sub("^/+", "/", posixpath.normpath(path))):
                 self.needs_person.append(f"reads `{path}`, a process's environment or memory")
 
 
@@ -116,6 +118,10 @@ class Resolver:
             for name in syntax.functions)
         self.found.risky.extend(f"{name}=" for name in syntax.set_names if is_risky_name(name))
         self.found.expanded.extend(syntax.expanded)
+        self.found.expanded.extend(zsh_names(source))
+        self.found.needs_person.extend(
+            f"`{word}` is, in zsh, the path of a program, known only when it runs"
+            for word in zsh_program_paths(source))
         self.found.needs_person.extend(
             f"redirects from `{raw}`, a path known only when it runs, so the ignore rules and "
             "the workspace boundary cannot be checked" for raw in syntax.late_paths)
