@@ -107,6 +107,18 @@ def test_mcp_tools_are_gated_and_the_intentd_servers_select_selects(hook: HookRu
     assert verdict == "deny" and "scope" in reason  # the intent was selected
 
 
+def test_the_calls_of_one_cursor_generation_wait_as_one_turn(
+        hook: HookRunner, ws: Path, person: Person) -> None:
+    """Cursor's generation_id changes with every user message: a person may approve the rest
+    of that turn at once."""
+    select(hook, ws)
+    first = cursor.before_shell(ws, "touch src/a.py")
+    assert permission(hook, first)[0] == "allow"
+    later = {**cursor.before_shell(ws, "touch src/b.py"), "generation_id": "next-message"}
+    assert permission(hook, later)[0] == "allow"
+    assert [a["batch"] for a in person.seen] == [first["generation_id"], "next-message"]
+
+
 def test_with_no_approver_a_command_goes_to_cursors_own_prompt(
         hook: HookRunner, ws: Path, daemon: DaemonProcess) -> None:
     select(hook, ws)

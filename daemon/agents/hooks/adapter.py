@@ -94,6 +94,12 @@ class Adapter:
         """Whether `ask` for this event reaches a prompt of the agent's own."""
         return False
 
+    def turn(self, event: HookEvent) -> str | None:
+        """The agent turn (one prompt of the person's and what the agent does for it) this call
+        belongs to, when the payload names one: the daemon groups the calls of a turn, so a
+        person can approve the rest of it at once. None: each call stands alone."""
+        return None
+
     def reports_at_once(self, event: HookEvent) -> bool:
         """Whether no post_tool event will follow this call (a read gate the agent sends no
         "after" for): the core then records the call as done when it allows it."""

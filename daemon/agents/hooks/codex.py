@@ -130,6 +130,9 @@ class CodexAdapter(Adapter):
             return read_file(_join(cwd, data["path"]))
         return unknown_tool(self.name, tool_name, tool_input)
 
+    def turn(self, event: HookEvent) -> str | None:
+        return text_field(event.payload, "turn_id")  # one per prompt of the person's
+
     def allow(self, event: HookEvent, reason: str, context: str | None = None) -> Reply:
         # Printing nothing lets the call run: "allow" without updatedInput is a failed hook
         # in Codex's eyes. Context (an intent just selected) may go with no decision at all.

@@ -62,9 +62,13 @@ def pre_tool(hook: HookSession, mapped: Mapped) -> Reply:
             continue
         # native_prompt: with no approver connected, the daemon answers "ask" at once and the
         # agent's own permission prompt asks the person; its post_tool then records their yes.
-        answer = hook.call(protocol.TOOLS_AUTHORIZE, {
-            "tool": one.tool, "args": one.args, "native_prompt": adapter.native_prompt(event)},
-            approval_timeout=hook.options.approval_timeout)
+        params: dict[str, Any] = {"tool": one.tool, "args": one.args,
+                                  "native_prompt": adapter.native_prompt(event)}
+        turn = adapter.turn(event)
+        if turn:  # the calls of one turn wait together: "approve the rest of this turn"
+            params["batch"] = turn
+        answer = hook.call(protocol.TOOLS_AUTHORIZE, params,
+                           approval_timeout=hook.options.approval_timeout)
         verdict = answer.get("decision")
         if verdict not in ("allow", "ask"):
             withdraw(hook, call_ids)

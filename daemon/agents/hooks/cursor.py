@@ -123,6 +123,9 @@ class CursorAdapter(Adapter):
     def native_prompt(self, event: HookEvent) -> bool:
         return event.name in ASKS
 
+    def turn(self, event: HookEvent) -> str | None:
+        return text_field(event.payload, "generation_id")  # changes with every user message
+
     def reports_at_once(self, event: HookEvent) -> bool:
         return event.name == "beforeReadFile"  # Cursor sends no "after" for a read
 
