@@ -161,7 +161,10 @@ def settle(ev: Evaluation, reply: Reply, execution: Execution
     if isinstance(reply, Answer) and reply.approved:
         return Decision.allow("approval", approval_reason(reply.by)), reply.by, reply.feedback
     if isinstance(reply, Answer):
-        if ev.ctx.batch is not None:  # the other half of skipped_turn
+        # The other half of skipped_turn, for calls the daemon runs. A client that runs its
+        # calls itself (a hook) hands the feedback to its agent, which acts on it in the same
+        # turn: its next call is asked about again, not skipped.
+        if ev.ctx.batch is not None and execution is Execution.HERE:
             ev.ctx.session.rejected_batch = ev.ctx.batch
         why = f"rejected by the person{': ' + reply.feedback if reply.feedback else ''}"
         return Decision.deny("approval", why), None, reply.feedback

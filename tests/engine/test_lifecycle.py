@@ -92,6 +92,21 @@ def test_a_rejection_skips_the_rest_of_its_turn_and_only_that_turn(engine: Engin
     assert not (workspace / "src" / "b.py").exists()
 
 
+def test_a_hooks_rejected_call_leaves_the_rest_of_its_turn_to_be_asked(engine: Engine,
+                                                                      workspace: Path) -> None:
+    """A hook's agent gets the feedback and acts on it in the same turn: its next call of that
+    turn is asked about again, not skipped."""
+    session = selected(engine, workspace)
+    approver = Scripted(Answer(False, "use src/b.py"), Answer(True))
+    first = engine.call(session, "write_to_file", WRITE, "turn-1", approver=approver,
+                        execution=Execution.ELSEWHERE)
+    second = engine.call(session, "write_to_file", {**WRITE, "path": "src/b.py"}, "turn-1",
+                         approver=approver, execution=Execution.ELSEWHERE)
+    assert first.decision.reason == "rejected by the person: use src/b.py"
+    assert second.decision.allowed and len(approver.asked) == 2
+    assert session.rejected_batch is None
+
+
 def test_nobody_to_ask_refuses_without_rejecting_the_turn(engine: Engine,
                                                           workspace: Path) -> None:
     session = selected(engine, workspace)
