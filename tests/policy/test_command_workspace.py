@@ -269,6 +269,17 @@ def test_claude_code_grep_over_a_folder_with_ignored_files_needs_a_person(
     assert _grep(spaces, "plain", pattern="def [a-z]+.*\\(", path="src") == "allow"
 
 
+def test_claude_code_grep_of_a_file_is_judged_from_the_agents_folder(spaces: Workspaces) -> None:
+    """A relative path from a sub-folder names the file Claude Code's ripgrep will read there,
+    not a file of the same name at the workspace root."""
+    root = spaces.sessions["ignoring"].workspace.root_str
+    for cwd, path, verdict in (("config", "prod.env", "deny"), ("src", "a.py", "allow"),
+                               ("src", "../config/prod.env", "deny")):
+        mapped = map_call("Grep", {"pattern": "p", "path": path}, f"{root}/{cwd}")
+        assert mapped.tool == "read_file"
+        assert spaces.verdict("ignoring", mapped.tool, **mapped.args)[0] == verdict, (cwd, path)
+
+
 def test_a_write_after_cd_is_held_to_the_scope_where_it_lands(spaces: Workspaces) -> None:
     """Scope `docs/**`, cwd docs: `cd ../src && touch a.md` writes src/a.md, out of scope."""
     assert spaces.command("scoped", "touch a.md", cwd="docs")[0] == "allow"

@@ -89,7 +89,9 @@ def ripgrep_call(pattern: Any, path: Any, cwd: str | None) -> Mapped:
     if not isinstance(pattern, str) or not isinstance(path, str):
         return Mapped("execute_command", {"command": None}, read_only=True)
     if os.path.isfile(os.path.join(cwd or os.getcwd(), path)):
-        return Mapped("read_file", {"path": path}, read_only=True)
+        # the file found from the agent's cwd, not the same name from the workspace root
+        return Mapped("read_file", {"path": os.path.join(cwd, path) if cwd else path},
+                      read_only=True)
     # The pattern goes in on standard input: a regex is not a path, and as an argument its
     # `*` and `?` would read as a shell pattern to the checks.
     search = f"rg --file - -- {shlex.quote(path)} <<< {shlex.quote(pattern)}"
