@@ -84,6 +84,24 @@ def test_a_grant_from_the_terminal_waits_for_the_app_then_lists_and_revokes(
     assert "no grants" in intentd(daemon, "grants").stdout
 
 
+def test_a_path_grant_from_the_terminal_takes_its_pattern(
+        connect: Connect, workspace: Path, daemon: DaemonProcess) -> None:
+    app = connect("intentd-gui test")
+    app.call(protocol.EVENTS_SUBSCRIBE, {"approver": True})
+    session_id = open_session(connect("agent"), workspace)
+    call = Background(connect("agent"), protocol.TOOLS_CALL, {
+        "session_id": session_id, "tool": "write_to_file",
+        "args": {"path": "src/deep/a.py", "content": "a\n"}})
+    request = wait_notification(app, protocol.APPROVALS_REQUESTED)
+    narrow = intentd(daemon, "approve", request["id"], "--grant", "session", "--shape", "path",
+                     "--pattern", "docs/**")
+    assert narrow.returncode == 1 and "does not cover every path of the call" in narrow.stderr
+    done = intentd(daemon, "approve", request["id"], "--grant", "session", "--shape", "path",
+                   "--pattern", "src/**")
+    assert done.returncode == 0 and "write_to_file on src/**, this session" in done.stdout
+    assert call.result()["decision"] == "allow"
+
+
 def test_approve_the_rest_of_a_turn_from_the_terminal(connect: Connect, workspace: Path,
                                                       daemon: DaemonProcess) -> None:
     app = connect("intentd-gui test")
