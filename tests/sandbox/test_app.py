@@ -101,3 +101,36 @@ def test_activity_names_what_the_scope_audit_undid(daemon: DaemonProcess, projec
     reason = model.index(row, 6).data()
     assert "undone, outside the scope: docs/stray.md" in reason
     assert not (project / "docs" / "stray.md").exists()
+
+
+def test_activity_says_a_command_ran_unconfined_and_what_report_mode_left(
+        unconfined_daemon: DaemonProcess, short_dir: Path, make_window: MakeWindow,
+        qtbot: QtBot) -> None:
+    project = make_workspace(short_dir / "rep", files={"src/app.py": "x\n", "docs/guide.md": "g\n"},
+                             policy={"auto_approve": {"all_commands": True},
+                                     "scope_audit": "report"}).resolve()
+    window, _core = make_window(unconfined_daemon.socket_path, project)
+    agent = Client(unconfined_daemon.socket_path, timeout=30).connect()
+    try:
+        agent.initialize("agent")
+        session_id = open_session(agent, project)
+        answer = agent.call(protocol.TOOLS_CALL, {
+            "session_id": session_id, "tool": "execute_command",
+            "args": {"command": "python3 -c \"open('docs/left.md', 'w').write('x')\""}})
+    finally:
+        agent.close()
+    model = window.activity_pane.model
+
+    def audited_row() -> int:
+        """The call's row once its receipt (with the audit) is in; -1 before."""
+        for row in range(model.rowCount()):
+            entry = model.entry_at(row)
+            if entry is not None and entry.call_id == answer["call_id"] and entry.out_of_scope:
+                return row
+        return -1
+
+    qtbot.waitUntil(lambda: audited_row() >= 0, timeout=10000)
+    reason = model.index(audited_row(), 6).data()
+    assert "outside the scope, left in place: docs/left.md" in reason
+    assert "ran UNCONFINED" in reason and FORCE_ABI_ENV in reason
+    assert (project / "docs" / "left.md").exists()
