@@ -142,6 +142,8 @@ RUNTIME_PATHS: list[tuple[str, str]] = [
     ("zsh-equals-program", "zsh -c 'cat =ssh'"),
     ("zsh-equals-bare", "head -c 64 =git"),
     ("zsh-equals-lc-pipe", "zsh -lc 'strings =sudo | head'"),
+    ("pushd-rotate", "pushd +1 && cat config.yaml"),
+    ("pushd-rotate-back", "pushd -0 >/dev/null; head README.md"),
 ]
 
 # Class 5, without ignore rules: walks that follow symbolic links may leave the workspace.

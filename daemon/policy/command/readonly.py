@@ -71,6 +71,8 @@ def _cd(args: Sequence[str]) -> str | None:
     targets = operands([word for word in args if word not in ("-L", "-P", "-e", "-@")])
     if len(targets) != 1 or targets[0] == "-":
         return "`cd` to a directory that is not named (home, `-` or several)"
+    if targets[0].startswith("+"):
+        return "`pushd +N` moves to a folder kept from earlier, which is not named"
     return None
 
 
