@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -21,9 +22,14 @@ def failure_text(failure: RpcFailure) -> str:
     return str(failure.message)
 
 
+UNESCAPED_TRAILING_SPACE = re.compile(r"(?<!\\)\s+$")
+
+
 def scope_lines(text: str) -> list[str]:
-    """One glob a line; blank lines and `#` comments are the editor's, not the file's."""
-    return [s for s in (line.strip() for line in text.splitlines()) if s and not s.startswith("#")]
+    """One glob a line; blank lines and `#` comments are the editor's, not the file's. Spaces
+    around a line are dropped, but not an escaped one (`name\\ `: a name that ends in a space)."""
+    lines = (UNESCAPED_TRAILING_SPACE.sub("", line.lstrip()) for line in text.splitlines())
+    return [s for s in lines if s and not s.startswith("#")]
 
 
 class IntentsEditor(QObject):

@@ -3,7 +3,7 @@ and of what the change adds or removes; also the "add to this intent's scope" of
 
 from __future__ import annotations
 
-import posixpath
+import html
 from typing import Any
 
 from PySide6.QtCore import QTimer
@@ -23,16 +23,10 @@ from PySide6.QtWidgets import (
 from intentd.daemon import protocol
 from intentd.gui.connection import RpcFailure
 from intentd.gui.intents_edit import IntentsEditor, failure_text, scope_lines
+from intentd.gui.views.scope_offer import scope_choices
 
 DEBOUNCE_MS = 80  # one preview per pause in typing, not one per keystroke
 FRESH_SECONDS = 2.0  # when the editor opens, its files are at most this old
-
-
-def scope_choices(path: str) -> list[str]:
-    """What to offer for a refused path: the path itself, and its folder (`dir/**`)."""
-    path = path.strip().lstrip("/")
-    folder = posixpath.dirname(path)
-    return [path] + ([f"{folder}/**"] if folder else [])
 
 
 class ScopeEditorDialog(QDialog):
@@ -42,7 +36,7 @@ class ScopeEditorDialog(QDialog):
                  suggestion: str | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.editor, self.workspace, self.intent_id = editor, workspace, intent_id
-        self.suggestion = scope_choices(suggestion)[0] if suggestion is not None else None
+        self.suggestion = suggestion  # a workspace path; its scope lines are the choices
         self.base_sha256: str | None = None
         self.current: list[str] = []
         self.last_preview: dict[str, Any] | None = None
@@ -76,7 +70,8 @@ class ScopeEditorDialog(QDialog):
     def _build(self, suggestion: str | None) -> None:
         layout = QVBoxLayout(self)
         if suggestion is not None:
-            layout.addWidget(QLabel(f"Let {self.intent_id} write <code>{suggestion}</code>:", self))
+            layout.addWidget(QLabel(f"Let {html.escape(self.intent_id)} write "
+                                    f"<code>{html.escape(suggestion)}</code>:", self))
             for number, glob in enumerate(scope_choices(suggestion)):
                 label = "exactly this path" if number == 0 else "everything in its folder"
                 button = QRadioButton(f"{glob}   ({label})", self)

@@ -207,3 +207,38 @@ def test_an_approval_outside_its_intent_is_added_to_the_scope_and_then_passes(
     [answer] = caller.wait(qtbot)
     assert (answer["decision"], answer["approved_by"]) == ("allow", "person"), answer
     assert (project / "src/x.py").exists()
+
+
+def test_a_folder_refused_as_itself_is_offered_anchored_and_the_next_try_passes(
+        daemon: DaemonProcess, project: Path, make_window: MakeWindow, qtbot: QtBot) -> None:
+    add_files(project)
+    write_policy(project, {"auto_approve": {"all_commands": True, "edit": True}})
+    window, _core = make_window(daemon.socket_path, project)
+    with Client(daemon.socket_path, timeout=30) as agent:
+        session = agent.call(protocol.SESSIONS_OPEN, {"workspace": str(project)})["session_id"]
+        agent.call(protocol.INTENTS_SELECT, {"session_id": session, "intent_id": "INT-1"})
+        remove = {"session_id": session, "tool": "execute_command",
+                  "args": {"command": "rm -rf src"}}
+        refused = agent.call(protocol.TOOLS_CALL, remove, timeout=60)
+        assert (refused["stage"], "not the folder src itself" in refused["reason"]) == (
+            "scope", True)
+        window.show_tab(ACTIVITY)
+        table, action = window.activity_pane.table, window.activity_scope_action
+        qtbot.waitUntil(lambda: table.model().rowCount() > 0, timeout=5000)
+        table.selectRow(table.model().rowCount() - 1)
+        assert action.isEnabled()
+        action.trigger()
+        dialog = open_editor(window, qtbot)
+        # `/src`, not `src`: a bare name would own every folder called src, lib/src as well.
+        assert [b.text().split()[0] for b in dialog.choices.buttons()] == ["/src"]
+        assert dialog.text.toPlainText() == "src/**\n/src"
+        assert "adds 0 and removes 0. src is in the scope" in dialog.summary.text()
+        qtbot.mouseClick(dialog.save_button, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: window.intents_pane.dialog is None, timeout=5000)
+        assert scope_of(project, "INT-1") == ("src/**", "/src")
+        passed = agent.call(protocol.TOOLS_CALL, remove, timeout=60)
+        assert (passed["decision"], passed["stage"]) == ("allow", "approval"), passed["reason"]
+        elsewhere = agent.call(protocol.TOOLS_CALL, {
+            "session_id": session, "tool": "write_to_file",
+            "args": {"path": "lib/src/new.py", "content": "n"}})
+        assert (elsewhere["decision"], elsewhere["stage"]) == ("deny", "scope")
