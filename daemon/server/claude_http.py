@@ -151,10 +151,14 @@ class HeldSessions:
         try:
             # native_prompt: with no approver connected the daemon answers "ask" at once, and
             # the agent's own prompt asks the person; the post_tool report records their yes.
-            answer = await self.rpc(protocol.TOOLS_AUTHORIZE, {
+            params: dict[str, Any] = {
                 "session_id": held.session_id, "tool": mapped.tool, "args": mapped.args,
                 "native_prompt": adapter.native_prompt(event),
-                "approval_timeout": max(1.0, options.timeout - ANSWER_MARGIN)})
+                "approval_timeout": max(1.0, options.timeout - ANSWER_MARGIN)}
+            turn = adapter.turn(event)
+            if turn:  # the calls of one prompt wait together: "approve the rest of this turn"
+                params["batch"] = turn
+            answer = await self.rpc(protocol.TOOLS_AUTHORIZE, params)
         except asyncio.CancelledError:
             raise
         except Exception as exc:

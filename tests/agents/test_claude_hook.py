@@ -253,6 +253,17 @@ def test_with_no_approver_claude_codes_own_prompt_asks_and_the_yes_is_recorded(
     assert "agent's own prompt" in entry["reason"]
 
 
+def test_the_calls_of_one_prompt_wait_as_one_turn(hook: Hook, ws: Path, person: Person) -> None:
+    """Claude Code 2.1 names each prompt of the person's (prompt_id): a person may approve the
+    rest of that turn at once."""
+    assert hook.pre("Bash", {"command": "intentd hook select INT-1"}, "t1")[0] == "allow"
+    for use_id, prompt in (("t2", "prompt-1"), ("t3", "prompt-2")):
+        write = event("PreToolUse", "Bash", {"command": f"touch src/{use_id}"}, ws, use_id=use_id)
+        answer = hook({**write, "prompt_id": prompt})
+        assert answer["hookSpecificOutput"]["permissionDecision"] == "allow"
+    assert [a["batch"] for a in person.seen] == ["prompt-1", "prompt-2"]
+
+
 def test_read_write_edit_and_shell_before_and_after_selecting(hook: Hook, ws: Path,
                                                               person: Person) -> None:
     app = str(ws / "src" / "app.py")

@@ -96,6 +96,7 @@ def test_the_gate_the_selection_an_approval_and_the_report(
                                              "content": "n = 1\n"}, use_id="t3")
     assert verdict == "allow" and "approved by a person" in reason
     assert [a["tool"] for a in person.seen] == ["write_to_file"]
+    assert person.seen[0]["batch"] == payload("PreToolUse", ws)["prompt_id"], "its turn"
     (ws / "src" / "n.py").write_text("n = 1\n")  # Claude Code writes it
     status, answer = hook.post(payload("PostToolUse", ws, "Write",
                                        {"file_path": str(ws / "src" / "n.py"),

@@ -62,6 +62,9 @@ class ClaudeCodeAdapter(Adapter):
     def native_prompt(self, event: HookEvent) -> bool:
         return True
 
+    def turn(self, event: HookEvent) -> str | None:
+        return text_field(event.payload, "prompt_id")  # one per prompt (Claude Code 2.1)
+
     def allow(self, event: HookEvent, reason: str, context: str | None = None) -> Reply:
         return Reply.json(decision("allow", reason, context))
 
