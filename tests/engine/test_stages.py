@@ -117,10 +117,11 @@ def test_a_crashing_stage_denies(tmp_path: Path, workspace: Path) -> None:
 
 def test_consecutive_auto_approvals_count_changes_not_reads(tmp_path: Path,
                                                             engine: Engine) -> None:
-    """max_consecutive stops a run of auto-approved changes; reads neither count nor break it."""
+    """max_consecutive stops a run of auto-approved changes; reads and read-only commands
+    neither count nor break it."""
     files = {f"f{i}.txt": str(i) for i in range(7)}
     root = make_workspace(tmp_path / "ws", policy={"auto_approve": {
-        "read": True, "edit": True, "max_consecutive": 3}}, files=files)
+        "read": True, "edit": True, "safe_commands": True, "max_consecutive": 3}}, files=files)
     session = make_session(engine, root)
     decide(engine, session, "select_active_intent", {"intent_id": "INT-1"})
     reads = [decide(engine, session, "read_file", {"path": name}).verdict.value for name in files]
@@ -130,4 +131,6 @@ def test_consecutive_auto_approvals_count_changes_not_reads(tmp_path: Path,
         verdicts.append(decide(engine, session, "write_to_file",
                                {"path": f"src/w{i}.txt", "content": "x"}).verdict.value)
         decide(engine, session, "read_file", {"path": "f0.txt"})  # reads between: no reset
+        looked = decide(engine, session, "execute_command", {"command": f"cat f{i}.txt"})
+        assert (looked.verdict.value, looked.stage) == ("allow", "approval")  # never a check-in
     assert verdicts == ["allow", "allow", "allow", "ask", "allow"]
