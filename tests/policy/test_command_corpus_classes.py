@@ -107,6 +107,10 @@ SECRETS: list[tuple[str, str]] = [
     ("jq-env-field", "jq -n '$ENV.GITHUB_TOKEN'"),
     ("jq-env-keys", "jq -rn 'env | keys'"),
     ("proc-environ-double-slash", "cat //proc/self/environ"),
+    # jq 1.6 reads `$` and the name apart: blanks and comments may stand between them.
+    ("jq-env-spaced", "jq -n '$ ENV.GITHUB_TOKEN'"),
+    ("jq-env-newline", "jq -n '$\nENV'"),
+    ("jq-env-comment", "jq -n '$ #x\nENV | keys'"),
     # zsh's own expansions, read as text by bash's grammar: the shell that runs the command
     # may be zsh (`zsh -lc` from Codex, an agent's shell on macOS).
     ("zsh-split-token", "zsh -lc 'echo $=GITHUB_TOKEN'"),

@@ -10,8 +10,10 @@ from intentd.daemon.policy.command.words import is_plain_variable
 
 # jq builtins and keywords that read what the filter does not show: the environment
 # (`env`, `$ENV`) and modules from the library path (`import`, `include`). `.env` is a
-# field, not the builtin.
-_JQ_HIDDEN = re.compile(r"(?<![\w.$])(?:env|import|include)\b|\$ENV\b|\$__prog")
+# field, not the builtin. jq 1.6 reads `$` and the name as two tokens, so blanks and
+# comments may stand between them (`$ ENV`, `$#…\nENV`).
+_JQ_HIDDEN = re.compile(
+    r"(?<![\w.$])(?:env|import|include)\b|\$(?:\s|#[^\n]*(?:\n|$))*(?:ENV\b|__prog)")
 _JQ_TAKES_TWO = ("arg", "argjson", "slurpfile", "rawfile")
 
 Check = Callable[[Sequence[str]], "str | None"]
