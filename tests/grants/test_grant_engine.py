@@ -192,3 +192,15 @@ def test_no_grant_answers_the_consecutive_check_in(tmp_path: Path, engine: Engin
     assert [r.decision.verdict.value for r in results] == ["allow", "allow", "ask"]
     with pytest.raises(GrantRefused):
         derive_grant(results[2].ctx, "workspace", "path", "src/**", {})
+
+
+def test_a_grant_made_before_does_not_answer_the_check_in(engine: Engine, session: Session,
+                                                          ws: Path) -> None:
+    grant_from(engine, session, "write_to_file", shape="path", pattern="src/**",
+               path="src/first.py", content="x")  # asked: edits are not auto-approved yet
+    write_policy(ws, {"auto_approve": {"read": True, "edit": True, "max_consecutive": 2}})
+    session.workspace.reload()  # as the daemon's watcher does
+    results = [call(engine, session, "write_to_file", path=f"src/{i}.py", content="x")
+               for i in range(3)]
+    assert [r.decision.verdict.value for r in results] == ["allow", "allow", "ask"]
+    assert results[2].grant_id is None and "checks in" in results[2].decision.reason
