@@ -108,6 +108,10 @@ SECRETS: list[tuple[str, str]] = [
     ("jq-env-keys", "jq -rn 'env | keys'"),
     ("proc-environ-double-slash", "cat //proc/self/environ"),
     # jq 1.6 reads `$` and the name apart: blanks and comments may stand between them.
+    # zsh prints a set variable that `typeset`/`declare`/`local` names without a value.
+    ("declare-name-zsh", "zsh -c 'declare GITHUB_TOKEN'"),
+    ("declare-name", "declare OPENAI_API_KEY"),
+    ("declare-pattern", "declare -m 'AWS_*'"),
     ("jq-env-spaced", "jq -n '$ ENV.GITHUB_TOKEN'"),
     ("jq-env-newline", "jq -n '$\nENV'"),
     ("jq-env-comment", "jq -n '$ #x\nENV | keys'"),

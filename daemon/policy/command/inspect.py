@@ -28,7 +28,12 @@ def reveals(name: str, args: Sequence[str]) -> str | None:
         return "`set` prints every shell variable, which may hold secrets"
     if name in _DECLARERS:
         names = [word.split("=", 1)[0] for word in operands(args)]
-        printing = any(set(short_letters(word)) & set("p") for word in args)
+        # -p prints; zsh's -m takes patterns and prints what they match; and zsh prints
+        # a set variable named with no value and no attribute (`typeset GITHUB_TOKEN`).
+        printing = any(set(short_letters(word)) & set("pm") for word in args) or (
+            name in ("declare", "typeset", "local")
+            and any("=" not in word for word in operands(args))
+            and not any(word.startswith(("-", "+")) for word in args))
         if not names or (printing and not all(map(is_plain_variable, names))):
             return f"`{name}` prints variables, which may hold secrets"
     return None
