@@ -68,6 +68,10 @@ def test_the_scope_editor_previews_each_change_and_saves_it(
     assert dialog.changes.item(0).text() == "− src/secret/key.py"
     assert [dialog.matched.item(i).text() for i in range(dialog.matched.count())] == [
         "src/app.py", "src/lib.py"]
+    # An answer to an older text, arriving late, is not shown over the newest one.
+    assert dialog.last_preview is not None
+    dialog._on_preview(dialog._ticket - 1, {**dialog.last_preview, "count": 999})
+    assert "999" not in dialog.summary.text()
     qtbot.mouseClick(dialog.save_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: scope_of(project, "INT-1") == ("src/**", "!src/secret/**"),
                     timeout=5000)
