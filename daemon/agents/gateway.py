@@ -10,7 +10,9 @@ from typing import Any, Protocol, TextIO
 from intentd.daemon import protocol
 from intentd.daemon.agents.calls import CallResult
 from intentd.daemon.client import Client, DaemonUnavailable, RpcError, UntrustedDaemon
+from intentd.daemon.trust.sides import hook_agent
 
+MCP_AGENT = "mcp"  # the agent name `intentd mcp` opens its gateway with
 HANDSHAKE_TIMEOUT = 30.0  # initialize and sessions/open; a call then waits as long as it takes
 
 
@@ -42,7 +44,10 @@ class DaemonGateway:
                  approval_timeout: float | None = None) -> None:
         self.client, self.approval_timeout = client, approval_timeout
         self.where = str(client.socket_path)
-        client.initialize(f"intentd-{agent}")
+        # `intentd mcp` works for the host that started it, as a hook works for its agent: name
+        # that host, so that its own shell commands are on the agent's side too.
+        client.initialize(f"intentd-{agent}",
+                          agent_process=hook_agent(agent) if agent == MCP_AGENT else None)
         opened = client.call(protocol.SESSIONS_OPEN, {"workspace": str(workspace), "agent": agent})
         self.session_id = str(opened["session_id"])
         self.workspace = Path(opened["workspace"])

@@ -20,11 +20,15 @@ from intentd.daemon.testing import DaemonProcess, make_workspace
 from intentd.daemon.tools.registry import BUILTIN_TOOLS
 from tests.agents.conftest import Person, SilentDaemon
 
+# The agent that starts `intentd mcp`: the server names its parent to the daemon as an agent
+# process, so it must not be this test process, which also answers as the person.
+AGENT_HOST = "import subprocess, sys; sys.exit(subprocess.call(sys.argv[1:]))"
+
 
 def server_params(ws: Path, *extra: str) -> StdioServerParameters:
     return StdioServerParameters(
-        command=sys.executable, args=["-m", "intentd.daemon.cli", "mcp", "--workspace", str(ws),
-                                      *extra],
+        command=sys.executable, args=["-c", AGENT_HOST, sys.executable, "-m", "intentd.daemon.cli",
+                                      "mcp", "--workspace", str(ws), *extra],
         env={name: os.environ[name] for name in ("XDG_STATE_HOME", "XDG_RUNTIME_DIR")})
 
 
