@@ -159,3 +159,20 @@ def test_an_edit_that_would_change_another_intent_too_is_not_written(tmp_path: P
     with pytest.raises(EditRefused, match="without disturbing the rest of the file"):
         edit(editor, store.scope_add("B", ["lib/**"]))
     assert path.read_text() == shared
+
+
+def test_a_hand_save_while_the_edit_is_prepared_is_not_overwritten(
+        editor: IntentsFileEditor) -> None:
+    """The base is checked when the edit starts and again just before the rename."""
+    hand = HAND_WRITTEN.replace("status: PENDING", "status: BLOCKED  # saved meanwhile")
+    add = store.scope_add("AUTH", ["lib/**"])
+
+    def saved_meanwhile(snap: store.Snapshot) -> tuple[str, list[dict[str, object]]]:
+        editor.path.write_text(hand)  # an editor saves after the edit has read the file
+        return add(snap)
+
+    with pytest.raises(EditRefused) as refused:
+        editor.edit(editor.read().sha256, saved_meanwhile)
+    assert refused.value.conflict and refused.value.sha256 == store.sha256_of(hand.encode())
+    assert editor.path.read_text() == hand
+    assert [p.name for p in editor.path.parent.iterdir()] == ["active_intents.yaml"]
