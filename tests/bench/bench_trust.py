@@ -30,6 +30,7 @@ from tests.trust.agent_side import (  # noqa: E402
     run_command,
     session,
     under_fake_agent,
+    under_mcp_host,
     under_named_agent,
     wait_file,
 )
@@ -54,6 +55,7 @@ def person_methods(root: Path) -> tuple[int, int]:
                                      f"{probe_command(sock, ws)} >/dev/null 2>&1'")
             results["double-forked orphan"] = answers_in(wait_file(out))["answers"]
         results["under an agent the hook named"] = under_fake_agent(sock, ws)["after"]
+        results["under the host of intentd mcp"] = under_mcp_host(sock, ws)["after"]
         results["under a program named claude"] = under_named_agent(sock, ws)["answers"]
         marked = subprocess.run(probe_command(sock, ws), shell=True, capture_output=True,
                                 text=True, timeout=60, env={**os.environ, "CLAUDECODE": "1"})

@@ -17,6 +17,7 @@ from intentd.daemon.client import Client
 HERE = Path(__file__).parent
 PROBE = HERE / "probe.py"
 FAKE_AGENT = HERE / "fake_agent.py"
+FAKE_MCP_HOST = HERE / "fake_mcp_host.py"
 
 
 def probe_command(socket_path: Path, ws: Path, *ids: str) -> str:
@@ -60,6 +61,14 @@ def under_fake_agent(socket_path: Path, ws: Path) -> dict[str, Any]:
     env = {**os.environ, "CLAUDE_PROJECT_DIR": str(ws)}
     done = subprocess.run([sys.executable, str(FAKE_AGENT), str(socket_path), str(ws),
                            json.dumps(event)], capture_output=True, text=True, timeout=120, env=env)
+    assert done.returncode == 0, done.stderr
+    return dict(json.loads(done.stdout))
+
+
+def under_mcp_host(socket_path: Path, ws: Path) -> dict[str, Any]:
+    """fake_mcp_host.py's answers: probes before and while `intentd mcp` serves it."""
+    done = subprocess.run([sys.executable, str(FAKE_MCP_HOST), str(socket_path), str(ws)],
+                          capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     return dict(json.loads(done.stdout))
 
