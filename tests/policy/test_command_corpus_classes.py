@@ -262,6 +262,10 @@ SHELL_WRAPPED: list[tuple[str, str]] = [
     ("three-shells", "bash -lc \"sh -c 'zsh -lc pwd'\""),
     ("bash-lc-subst", "bash -lc 'echo $(pwd)'"),
     ("timeout-bash-lc", "timeout 10 bash -lc 'rg -n TODO'"),
+    ("bash-c-dashdash", "bash -c -- 'git log --oneline -3'"),
+    ("bash-options-before-c", "bash -euo pipefail -c 'ls src | wc -l'"),
+    ("sh-c-argv0", "sh -c 'head -5 README.md' sh"),
+    ("bash-lc-stderr", "bash -lc 'git diff --stat' 2>&1"),
 ]
 
 # Class 7: common inspection commands, read-only with their arguments checked.
