@@ -4,6 +4,7 @@ over a hand edit, and new / start / abandon / complete / remove."""
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 from pathlib import Path
 
@@ -29,6 +30,10 @@ def scope_of(project: Path, intent_id: str) -> tuple[str, ...]:
     intent = load_intents(project / ".orchestration" / "active_intents.yaml").get(intent_id)
     assert intent is not None
     return intent.owned_scope
+
+
+def sha256_of(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def status_of(project: Path, intent_id: str) -> str:
@@ -130,6 +135,11 @@ def test_a_new_intent_is_started_abandoned_completed_then_removed(
     dialog.scope.setPlainText("docs/**\n!docs/private/**")
     dialog.constraints.setPlainText("no new deps\n\nkeep the index")
     dialog.criteria.setPlainText("the guide builds")
+    path = project / ".orchestration" / "active_intents.yaml"
+    path.write_text(path.read_text().replace("name: intent INT-1", "name: renamed by hand"))
+    dialog.save()  # based on the file as the form found it: refused, and the form reads it again
+    qtbot.waitUntil(lambda: "changed on disk" in dialog.message.text(), timeout=5000)
+    qtbot.waitUntil(lambda: dialog.base_sha256 == sha256_of(path), timeout=5000)
     dialog.save()
     qtbot.waitUntil(lambda: "duplicate intent id 'INT-1'" in dialog.message.text(), timeout=5000)
     dialog.intent_id.setText("DOCS")
@@ -142,6 +152,7 @@ def test_a_new_intent_is_started_abandoned_completed_then_removed(
             made.acceptance_criteria) == ("Docs", "PENDING", ("docs/**", "!docs/private/**"),
                                           ("no new deps", "keep the index"),
                                           ("the guide builds",))
+    assert "name: renamed by hand" in path.read_text()
     pane.table.selectRow(1)
     for button, status in (("start", "IN_PROGRESS"), ("abandon", "ABANDONED"),
                            ("complete", "COMPLETED")):
