@@ -16,6 +16,7 @@ from intentd.daemon import protocol
 from intentd.daemon.engine.engine import Engine
 from intentd.daemon.engine.ledger import summarize_args
 from intentd.daemon.engine.workspace import Workspace
+from intentd.daemon.grants.model import Grant
 from intentd.daemon.server.rpc import MethodError
 from intentd.daemon.trust.procs import Proc, read_proc
 from intentd.daemon.trust.sides import AgentProcesses, Side, Verdict, classify, markable
@@ -35,6 +36,7 @@ class TrustGate:
         self.daemon_key = me.key if me else (os.getpid(), -1)
         self.agents = AgentProcesses()
         self.approvals: Any = None  # the ApprovalQueue, to find an approval's workspace
+        self.grant_requests: Any = None  # the GrantRequests, to find a grant request's workspace
 
     def verdict(self, conn: Any) -> Verdict:
         return classify(getattr(conn, "chain", None), self.daemon_key, self.agents)
@@ -101,12 +103,27 @@ class TrustGate:
         if approval is not None:
             found: Workspace = approval.ev.ctx.session.workspace
             return found
+        grant = self._grant_of(params)
+        if grant is not None:
+            return self.engine.workspaces.get(grant.workspace)
         raw = params.get("workspace")
         if isinstance(raw, str) and raw:
             try:
                 return self.engine.workspaces.get(os.path.realpath(os.path.expanduser(raw)))
             except (OSError, ValueError):
                 return None
+        return None
+
+    def _grant_of(self, params: dict[str, Any]) -> Grant | None:
+        """The grant a grants/confirm or grants/revoke names (they carry no workspace)."""
+        request_id, grant_id = params.get("request_id"), params.get("grant_id")
+        if isinstance(request_id, str) and self.grant_requests is not None:
+            request = self.grant_requests.pending.get(request_id)
+            if request is not None:
+                found: Grant = request.grant
+                return found
+        if isinstance(grant_id, str):
+            return next((g for g in self.engine.grants.listing() if g.id == grant_id), None)
         return None
 
 

@@ -19,6 +19,7 @@ MAX_BATCH = 1000
 
 def register(table: MethodTable, core: DaemonCore) -> None:
     requests = GrantRequests(core.bus.publish, protocol.GRANTS_REQUESTED, protocol.GRANTS_RESOLVED)
+    core.trust.grant_requests = requests  # a refused grants/confirm is recorded by its workspace
     grants = core.engine.grants
 
     async def approvals_list(conn: Any, params: Params) -> dict[str, Any]:
