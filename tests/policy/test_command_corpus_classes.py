@@ -307,6 +307,7 @@ INSPECTION: list[tuple[str, str]] = [
     ("zsh-plain-split", "zsh -lc 'echo $=HOME'"),
     ("zsh-set-test", "zsh -c 'echo $+GITHUB_TOKEN'"),
     ("equals-inside-word", "git log --format=%h -3"),
+    ("equals-quoted", "grep -n ' =y' f && echo '=ls'"),
 ]
 
 

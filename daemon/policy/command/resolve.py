@@ -23,7 +23,7 @@ from intentd.daemon.policy.command.words import (
     plain_ascii,
 )
 from intentd.daemon.policy.command.wrappers import WRAPPERS, Unwrap, unwrap
-from intentd.daemon.policy.command.zsh import zsh_names, zsh_program_paths
+from intentd.daemon.policy.command.zsh import zsh_names
 
 MAX_CODE_DEPTH = 32     # bash -c "bash -c '…'" nesting followed before giving up (opaque)
 MAX_WRAPPERS = 8        # sudo timeout nice env … layers followed before giving up
@@ -121,7 +121,7 @@ class Resolver:
         self.found.expanded.extend(zsh_names(source))
         self.found.needs_person.extend(
             f"`{word}` is, in zsh, the path of a program, known only when it runs"
-            for word in zsh_program_paths(source))
+            for word in syntax.program_paths)
         self.found.needs_person.extend(
             f"redirects from `{raw}`, a path known only when it runs, so the ignore rules and "
             "the workspace boundary cannot be checked" for raw in syntax.late_paths)

@@ -16,6 +16,7 @@ from intentd.daemon.policy.command.words import (
     has_unquoted_pattern,
     unquote,
 )
+from intentd.daemon.policy.command.zsh import is_zsh_program_path
 
 # Redirect operators that open their target for writing (`>&word` is `&>word` in bash).
 _WRITE_OPS = frozenset({">", ">>", ">|", "&>", "&>>", "<>", ">&"})
@@ -66,6 +67,7 @@ class Syntax:
     functions: list[str] = field(default_factory=list)
     expanded: list[str] = field(default_factory=list)  # variables whose values it expands
     assigned: list[str] = field(default_factory=list)  # variables it sets (NAME=value)
+    program_paths: list[str] = field(default_factory=list)  # zsh's `=ls`, a path at run time
 
 
 def parse_syntax(source: str) -> Syntax:
@@ -171,6 +173,8 @@ class _Walker:
         self._walk_all(node.parts, depth)
         kinds = {part.kind for part in node.parts}
         raw = self.source[node.pos[0]:node.pos[1]]
+        if is_zsh_program_path(raw):
+            self.syntax.program_paths.append(raw)
         text: str = node.word
         process_only = kinds == {"processsubstitution"} and text.startswith(("<(", ">("))
         dynamic = bool(kinds - {"tilde"}) and not process_only
