@@ -130,3 +130,45 @@ def test_abstract_unix_sockets_only_under_network_allow(ws: Path, abstract_liste
              "except OSError:\n    print('refused')\n")
     _, out = run(ws, f"{sys.executable} -c \"{probe}\"", network=network)
     assert out.strip() == expected, out
+
+
+def confined_writes(ws: Path, scope: tuple[str, ...], script: str) -> tuple[str, list[str]]:
+    """Run script confined to scope; its output and the folders and files it was granted."""
+    confinement = confine(SandboxRequest(str(ws), scope))
+    try:
+        proc = confinement.spawn(lambda: subprocess.Popen(
+            ["bash", "-c", script], cwd=ws, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            text=True))
+        out, _ = proc.communicate(timeout=30)
+    finally:
+        confinement.close()
+    return out, confinement.writable
+
+
+def test_a_scope_folder_that_is_a_link_out_of_the_workspace_is_not_granted(ws: Path,
+                                                                            tmp_path: Path) -> None:
+    (tmp_path / "outside").mkdir()
+    (ws / "lib").symlink_to(tmp_path / "outside")
+    (ws / "src" / "out").symlink_to(tmp_path / "outside")
+    out, writable = confined_writes(ws, ("src/**", "lib/**"),
+                                    "echo a > lib/a; echo b > src/out/b; echo c > src/c")
+    assert writable[:1] == ["src"] and "lib" not in writable
+    assert out.count("Permission denied") == 2, out
+    assert list((tmp_path / "outside").iterdir()) == [] and (ws / "src" / "c").exists()
+
+
+def test_a_scope_folder_that_does_not_exist_yet_is_not_granted(ws: Path) -> None:
+    out, writable = confined_writes(ws, ("lib/**",), "mkdir lib && echo made")
+    assert "made" not in out and not (ws / "lib").exists()
+    assert not [w for w in writable if not w.startswith(("/", "$"))]
+
+
+def test_with_everything_in_scope_only_new_files_at_the_root_are_refused(ws: Path) -> None:
+    """`.git/` and `.orchestration/` held back means the root is granted child by child."""
+    (ws / ".orchestration").mkdir()
+    (ws / "README.md").write_text("# r\n")
+    out, _ = confined_writes(ws, ("**",), "echo more >> README.md; echo n > docs/new.md; "
+                                          "echo x > new-at-root.txt; echo y > .orchestration/z")
+    assert (ws / "README.md").read_text() == "# r\nmore\n" and (ws / "docs" / "new.md").exists()
+    assert not (ws / "new-at-root.txt").exists() and not (ws / ".orchestration" / "z").exists()
+    assert out.count("Permission denied") == 2, out
