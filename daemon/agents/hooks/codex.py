@@ -163,11 +163,20 @@ class CodexAdapter(Adapter):
                                                   "additionalContext": text}})
 
 
+# Folders a shell named by its full path may come from, for `bash -lc SCRIPT` to be read as SCRIPT.
+SYSTEM_BIN = ("/bin", "/usr/bin", "/usr/local/bin", "/opt/homebrew/bin", "/run/current-system/sw/bin")
+
+
 def shell_script(argv: list[str]) -> str:
-    """An argv as one command line; `bash -lc SCRIPT` (older shell tools) is its script."""
-    if (len(argv) == 3 and os.path.basename(argv[0]) in ("bash", "sh", "zsh")
-            and argv[1] in ("-lc", "-c")):
-        return argv[2]
+    """An argv as one command line; `bash -lc SCRIPT` (older shell tools) is its script.
+
+    Only a system shell is seen through: a bare name, or a full path in a system folder. A
+    `./bash` or `src/zsh` is a program the agent may have written, which runs whatever it
+    likes: it stays the command, and the policy refuses a program given by a path."""
+    if len(argv) == 3 and argv[1] in ("-lc", "-c"):
+        folder, name = os.path.split(argv[0])
+        if name in ("bash", "sh", "zsh") and (not folder or folder in SYSTEM_BIN):
+            return argv[2]
     return shlex.join(argv)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import io
 import json
+import shlex
 import sys
 from pathlib import Path
 from typing import Any
@@ -151,6 +152,13 @@ def test_codex_tools_map_onto_the_pipeline(ws: Path, monkeypatch: pytest.MonkeyP
     assert ADAPTER.map_tool(selected.tool_name, selected.tool_input, None).select == "INT-1"
     argv = ADAPTER.map_tool("shell", {"command": ["bash", "-lc", "echo hi > src/x.py"]}, None)
     assert (argv.tool, argv.args) == ("execute_command", {"command": "echo hi > src/x.py"})
+    system = ADAPTER.map_tool("shell", {"command": ["/usr/bin/zsh", "-c", "ls"]}, None)
+    assert system.args == {"command": "ls"}
+    for planted in (["./bash", "-lc", "ls"], ["src/zsh", "-c", "git status"], ["/tmp/sh", "-c", "ls"]):
+        # a shell the agent may have written runs anything: it stays the command itself
+        kept = ADAPTER.map_tool("shell", {"command": planted}, None)
+        assert (kept.tool, kept.args["command"]) == ("execute_command", " ".join(planted[:2]) + " "
+                                                     + shlex.quote(planted[2]))
     patch = "*** Begin Patch\n*** Add File: src/n.py\n+n\n*** End Patch"
     for command in (["apply_patch", patch], ["bash", "-lc", f"apply_patch <<'EOF'\n{patch}\nEOF"]):
         direct = ADAPTER.map_tool("shell", {"command": command}, None)
