@@ -27,6 +27,9 @@ ListenStream=%t/intentd/intentd.sock
 # Only this user may connect (the daemon also checks each peer's uid).
 SocketMode=0600
 DirectoryMode=0700
+# A burst of hook calls waits here while the daemon starts or is busy; the daemon's own
+# listen() uses the same (server.LISTEN_BACKLOG). The kernel caps it at net.core.somaxconn.
+Backlog=4096
 # One daemon serves every connection (it is started on the first one).
 Accept=no
 

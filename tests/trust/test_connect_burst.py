@@ -18,6 +18,8 @@ from intentd.daemon.agents.deadline import Deadline
 from intentd.daemon.agents.hooks.claude import ADAPTER
 from intentd.daemon.agents.hooks.core import HookOptions, handle
 from intentd.daemon.client import Client
+from intentd.daemon.server.server import LISTEN_BACKLOG
+from intentd.daemon.setup.units import SOCKET_UNIT, render_units
 from intentd.daemon.testing import DaemonProcess, write_policy
 
 BURST = 300
@@ -54,6 +56,14 @@ def test_the_listen_queue_holds_a_burst_of_raw_connects(daemon: DaemonProcess) -
     for sock in socks:
         sock.close()
     assert refused == [], f"{len(refused)} of {BURST} connects refused ({errno.errorcode.get(refused[0])})"
+
+
+def test_a_socket_systemd_listens_on_has_the_same_backlog() -> None:
+    """Socket-activated, the daemon never calls listen(): systemd does, with the unit's Backlog=
+    (older systemd defaults to 128)."""
+    text = render_units(["/x/intentd"])[SOCKET_UNIT]
+    backlog = [line.partition("=")[2] for line in text.splitlines() if line.startswith("Backlog=")]
+    assert backlog == [str(LISTEN_BACKLOG)]
 
 
 def test_a_client_retries_a_full_queue_briefly(short_dir: Path) -> None:
