@@ -210,3 +210,25 @@ def test_a_file_over_the_checkpoint_limit_is_named_not_undone(connect: Connect,
     assert "NOT undone: docs/big.bin (modified; not saved at the checkpoint (over 5 MiB" \
         in audit["message"]
     assert (workspace / "docs" / "big.bin").read_bytes()[:1] == b"c"
+
+
+def test_restoring_the_undo_checkpoint_undoes_the_audit(connect: Connect, tmp_path: Path) -> None:
+    """The audit may undo a change the person wanted (made while the agent's command ran): the
+    first safety checkpoint holds the workspace as the command left it."""
+    workspace = git_workspace(tmp_path / "ws", ["src/**"], {"auto_approve": {"all_commands": True}})
+
+    def make() -> None:
+        (workspace / "docs" / "out.md").write_text("stray\n")
+        (workspace / "README.md").write_text("# overwritten\n")
+        (workspace / "docs" / "guide.md").unlink()
+        (workspace / "stray.txt").write_text("new at the top\n")
+
+    audit = reported_make(connect, workspace, make)
+    assert sorted(audit["undone"]) == ["README.md", "docs/guide.md", "docs/out.md", "stray.txt"]
+    person = connect("gui")
+    person.call(protocol.CHECKPOINTS_RESTORE, {"workspace": str(workspace),
+                                               "checkpoint_id": audit["undo_checkpoint"]})
+    assert (workspace / "docs" / "out.md").read_text() == "stray\n"
+    assert (workspace / "README.md").read_text() == "# overwritten\n"
+    assert not (workspace / "docs" / "guide.md").exists()
+    assert (workspace / "stray.txt").read_text() == "new at the top\n"
