@@ -75,13 +75,17 @@ def checkpoint_words(entry: LedgerEntry) -> str:
 
 
 def sandbox_words(entry: LedgerEntry) -> str:
-    """What the sandbox has to say about a command: unconfined, or changes outside the scope."""
+    """What the sandbox has to say about a command: unconfined, changes outside the scope, or an
+    audit that could not run."""
     words = ""
     if entry.undone:
         words += " — undone, outside the scope: " + ", ".join(entry.undone)
     left = [p for p in entry.out_of_scope if p not in entry.undone]
     if left:
         words += " — outside the scope, left in place: " + ", ".join(left)
+    if entry.audit_error:  # never silent: what it changed outside the scope was not checked
+        words += (f" — scope audit FAILED ({entry.audit_error}): changes outside the scope may "
+                  "remain")
     if entry.confined is False:
         words += " — ran UNCONFINED" + (f" ({entry.sandbox_note})" if entry.sandbox_note else "")
     return words

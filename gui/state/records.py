@@ -66,6 +66,7 @@ class LedgerEntry:
     sandbox_note: str = ""
     undone: tuple[str, ...] = ()        # changes outside the scope the audit undid
     out_of_scope: tuple[str, ...] = ()  # changes outside the scope it found (undone or not)
+    audit_error: str = ""               # the scope audit could not run: why
     checkpoint_id: str | None = None  # the checkpoint taken before it ran (destructive calls)
     checkpoint_coverage: str = ""  # how its checkpoint found changes, when not by the watcher alone
 
@@ -88,6 +89,7 @@ class LedgerEntry:
                    sandbox_note=_str(sandbox, "note"), undone=_strs(audit, "undone"),
                    out_of_scope=tuple(str(item[0]) for item in audit.get("out_of_scope") or []
                                       if isinstance(item, list) and item),
+                   audit_error=_str(audit, "error"),
                    checkpoint_id=receipt.checkpoint_id,
                    checkpoint_coverage=receipt.checkpoint_coverage)
 

@@ -13,8 +13,11 @@ from intentd.daemon.client import Client
 from intentd.daemon.sandbox.landlock import FORCE_ABI_ENV, kernel_abi
 from intentd.daemon.testing import DaemonProcess, make_workspace
 from intentd.gui.app_core import AppCore
+from intentd.gui.models.activity import sandbox_words
+from intentd.gui.state.records import LedgerEntry
 from intentd.gui.views.main_window import MainWindow
 from tests.gui.conftest import OpenedUrls
+from tests.gui.factories import ledger_json
 from tests.server.helpers import open_session
 
 MakeWindow = Callable[..., tuple[MainWindow, AppCore]]
@@ -134,3 +137,14 @@ def test_activity_says_a_command_ran_unconfined_and_what_report_mode_left(
     assert "outside the scope, left in place: docs/left.md" in reason
     assert "ran UNCONFINED" in reason and FORCE_ABI_ENV in reason
     assert (project / "docs" / "left.md").exists()
+
+
+def test_activity_says_when_the_scope_audit_could_not_run() -> None:
+    """The audit's failure is in the receipt (tests/sandbox/test_audit_failure.py); Activity
+    must show it, not an empty row as if all stayed in scope."""
+    receipt = {"result": "success", "data": {"scope_audit": {
+        "mode": "restore", "checkpoint_id": "cp-000007", "error": "unknown checkpoint cp-000007",
+        "message": "[scope audit failed: ...]"}}}
+    entry = LedgerEntry.from_json(ledger_json(tool="execute_command", receipt=receipt))
+    assert sandbox_words(entry) == (" — scope audit FAILED (unknown checkpoint cp-000007): "
+                                    "changes outside the scope may remain")
