@@ -107,3 +107,32 @@ def test_a_folder_renamed_away_keeps_the_write_it_was_checked_for(engine: Engine
     assert (ws / INTENTS).read_text() == before, "the protected file is untouched"
     assert outcome.result is not None and outcome.result.ok
     assert (ws / "src" / "sub.old" / "active_intents.yaml").read_text() == "hacked: []\n"
+
+
+def test_a_read_never_follows_a_folder_swapped_for_a_symlink_to_an_ignored_one(
+        tmp_path: Path, engine: Engine) -> None:
+    """Reads take the same held-folder path: the swap cannot make read_file return a file the
+    ignore rules keep from the agent."""
+    started = tmp_path / "hook-started"
+    ws = make_workspace(tmp_path / "ws", make_intent(owned_scope=["src/**"]), policy={
+        "hooks": {"pre_tool": [{"command": f"touch {started}; sleep 1", "timeout": 10,
+                                "matcher": "read_file"}]}},
+        files={"src/sub/notes.txt": "public\n", "secrets/notes.txt": "SECRET\n",
+               ".orchestration/ignore": "secrets/\n"})
+    session = make_session(engine, ws)
+    ev = engine.evaluate(session, "read_file", {"path": "src/sub/notes.txt"})
+    assert ev.decision.allowed, ev.decision
+    box: list[Outcome] = []
+    worker = threading.Thread(target=lambda: box.append(engine.run(ev, "auto")))
+    worker.start()
+    deadline = time.monotonic() + 10
+    while not started.exists():
+        assert time.monotonic() < deadline, "the pre-hook never started"
+        time.sleep(0.01)
+    os.rename(ws / "src" / "sub", ws / "src" / "sub.old")
+    os.symlink(ws / "secrets", ws / "src" / "sub")
+    worker.join(20)
+    result = box[0].result
+    assert result is not None
+    assert "SECRET" not in result.output, "the ignored file was read through the swapped link"
+    assert not result.ok and "changed since it was checked" in result.output
