@@ -172,3 +172,12 @@ def test_with_everything_in_scope_only_new_files_at_the_root_are_refused(ws: Pat
     assert (ws / "README.md").read_text() == "# r\nmore\n" and (ws / "docs" / "new.md").exists()
     assert not (ws / "new-at-root.txt").exists() and not (ws / ".orchestration" / "z").exists()
     assert out.count("Permission denied") == 2, out
+
+
+def test_the_daemon_itself_stays_unconfined(ws: Path) -> None:
+    """Only the thread that starts the command enters the sandbox: after it, this process (the
+    daemon) still writes outside the scope, as its audit, ledger and checkpoints must."""
+    run(ws, "true")
+    (ws / "docs" / "by-the-daemon.md").write_text("written after a confined command\n")
+    with open("/proc/self/status", encoding="ascii") as status:
+        assert "NoNewPrivs:\t0" in status.read()
