@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import time
@@ -85,5 +86,10 @@ def test_sigterm_stops_the_daemon_in_time_with_tools_stuck(short_dir: Path, stuc
         wait_until(lambda: not any(alive(pid) for pid in hook_pids(stuck_ws)), timeout=3,
                    what="the stuck hooks to be killed")
         client.close()
+        ledger = [json.loads(line) for path in (short_dir / "state").rglob("ledger.jsonl")
+                  for line in path.read_text().splitlines()]
+        intents = sorted(e["intent"]["args"]["path"] for e in ledger if e.get("phase") == "intent")
+        assert intents == ["f0.txt", "f1.txt", "f2.txt"], "each call cut off left its intent line"
+        assert not any((stuck_ws / f"f{index}.txt").exists() for index in range(3))
     finally:
         daemon.stop()
