@@ -21,7 +21,7 @@ EMPTY = CommandRules()
 GENEROUS = CommandRules(allow=(
     "echo *", "printf *", "cat *", "head *", "tail *", "grep *", "wc *", "jq *", "strings *",
     "tr *", "find *", "xargs *", "ls *", "env *", "printenv *", "set", "declare *",
-    "export *"))
+    "typeset *", "local *", "export *"))
 
 
 def strict(*allow: str, default: str = "ask") -> CommandRules:
@@ -112,6 +112,8 @@ SECRETS: list[tuple[str, str]] = [
     ("declare-name-zsh", "zsh -c 'declare GITHUB_TOKEN'"),
     ("declare-name", "declare OPENAI_API_KEY"),
     ("declare-pattern", "declare -m 'AWS_*'"),
+    ("typeset-name", "typeset ANTHROPIC_API_KEY"),
+    ("local-name-zsh", "zsh -c 'local NPM_TOKEN'"),
     ("jq-env-spaced", "jq -n '$ ENV.GITHUB_TOKEN'"),
     ("jq-env-newline", "jq -n '$\nENV'"),
     ("jq-env-comment", "jq -n '$ #x\nENV | keys'"),
