@@ -1,8 +1,10 @@
-"""Codex and Cursor run their own commands: the post-tool report is audited and what lay outside
-the scope is undone; Codex is told in its hook's answer."""
+"""Codex, Cursor and Claude Code through its HTTP hook run their own commands: the post-tool
+report is audited and what lay outside the scope is undone; Codex and Claude are told in their
+hook's answer."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -14,6 +16,7 @@ from tests.agents import cursor_payloads as cursor
 from tests.agents.codex.test_codex_hook import Hook as CodexHook
 from tests.agents.hook_runner import HookRunner
 from tests.sandbox.conftest import git_workspace
+from tests.server.http_hook_client import HookClient, hook_files, payload
 
 UNASKED = {"auto_approve": {"all_commands": True}}
 
@@ -62,3 +65,26 @@ def test_cursor_shell_commands_are_audited_and_undone(daemon: DaemonProcess, ws:
         entries = client.call(protocol.LEDGER_QUERY, {"workspace": str(ws)})["entries"]
     audit = entries[-1]["receipt"]["data"]["scope_audit"]
     assert entries[-1]["intent"]["agent"] == "cursor" and audit["undone"] == ["docs/stray.md"]
+
+
+@pytest.fixture
+def http_hook_daemon(short_dir: Path) -> Iterator[DaemonProcess]:
+    """A daemon whose HTTP hook for Claude Code listens on a free port."""
+    with DaemonProcess(short_dir / "d.sock", short_dir / "state",
+                       extra_env={"INTENTD_HTTP_HOOK": "0"}) as process:
+        yield process
+
+
+def test_claude_through_the_http_hook_is_told_what_the_scope_audit_undid(
+        http_hook_daemon: DaemonProcess, ws: Path) -> None:
+    hook = HookClient(*hook_files(http_hook_daemon.state_dir))
+    hook.post(payload("PreToolUse", ws, "Bash", {"command": "intentd hook select INT-1"}))
+    verdict, _ = hook.pre(ws, "Bash", {"command": "make"}, use_id="toolu_m")
+    assert verdict == "allow"
+    make(ws)
+    status, answer = hook.post(payload("PostToolUse", ws, "Bash", {"command": "make"},
+                                       use_id="toolu_m", response={"stdout": "done"}))
+    told = answer["hookSpecificOutput"]
+    assert status == 200 and told["hookEventName"] == "PostToolUse"
+    assert "undone: docs/stray.md (created; removed" in told["additionalContext"]
+    assert undone(ws)
