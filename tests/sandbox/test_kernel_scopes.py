@@ -9,6 +9,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -181,3 +182,15 @@ def test_the_daemon_itself_stays_unconfined(ws: Path) -> None:
     (ws / "docs" / "by-the-daemon.md").write_text("written after a confined command\n")
     with open("/proc/self/status", encoding="ascii") as status:
         assert "NoNewPrivs:\t0" in status.read()
+
+
+def test_a_process_left_running_after_the_command_stays_confined(ws: Path) -> None:
+    """The audit ends when the command returns; what it left running is still held by the kernel."""
+    code, _ = run(ws, "(sleep 0.3; echo x > docs/late.md || echo refused > src/late) "
+                      ">/dev/null 2>&1 &")
+    assert code == 0
+    deadline = time.monotonic() + 10
+    while not (ws / "src" / "late").exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert (ws / "src" / "late").read_text() == "refused\n"
+    assert not (ws / "docs" / "late.md").exists()
