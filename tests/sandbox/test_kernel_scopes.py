@@ -194,3 +194,14 @@ def test_a_process_left_running_after_the_command_stays_confined(ws: Path) -> No
         time.sleep(0.02)
     assert (ws / "src" / "late").read_text() == "refused\n"
     assert not (ws / "docs" / "late.md").exists()
+
+
+@pytest.mark.skipif(ABI < 4, reason="TCP rules need Landlock ABI 4")
+@pytest.mark.parametrize(("network", "expected"), [(False, "refused"), (True, "bound")])
+def test_binding_a_tcp_port_only_under_network_allow(ws: Path, network: bool,
+                                                     expected: str) -> None:
+    """A dev server a command starts (bind, then listen) is TCP too: refused under deny."""
+    probe = ("import socket\ns = socket.socket()\ntry:\n    s.bind(('127.0.0.1', 0)); s.listen(1)"
+             "; print('bound')\nexcept OSError:\n    print('refused')\n")
+    _, out = run(ws, f"{sys.executable} -c \"{probe}\"", network=network)
+    assert out.strip() == expected, out
