@@ -17,7 +17,8 @@ from intentd.daemon.server.core import DaemonCore
 from intentd.daemon.server.http_hook import HookService, configured_port, start_http_hook
 from intentd.daemon.server.methods import intents_edit, queue, sessions, tools, trace, workspace_data
 from intentd.daemon.server.rpc import MethodTable
-from intentd.daemon.trust.peer import peer_credentials
+from intentd.daemon.trust.peer import has_exited, peer_credentials, peer_pidfd
+from intentd.daemon.trust.procs import Proc
 from intentd.daemon.trust.reaper import start_reaping
 from intentd.daemon.trust.sides import caller_chain
 
@@ -102,12 +103,27 @@ class IntentdServer:
                                                         "connections from other users are refused")))
             writer.close()
             return
-        connection = Connection(self.core, self.table, reader, writer, caller_chain(peer.pid))
+        connection = Connection(self.core, self.table, reader, writer, _caller(sock, peer.pid))
         self.connections.add(connection)
         try:
             await connection.serve()
         finally:
             self.connections.discard(connection)
+
+
+def _caller(sock: socket.socket, pid: int) -> list[Proc] | None:
+    """The ancestry of the process that connected; None when it cannot be vouched for. A peer
+    that has exited (it may have handed its connection to a child) is never judged by what
+    /proc shows under its pid, which another process may have taken meanwhile."""
+    pidfd = peer_pidfd(sock)
+    try:
+        chain = caller_chain(pid)
+        if chain is not None and pidfd is not None and has_exited(pidfd):
+            return None
+        return chain
+    finally:
+        if pidfd is not None:
+            os.close(pidfd)
 
 
 def bind_socket(path: Path) -> socket.socket:

@@ -1,0 +1,82 @@
+"""A caller that connects, hands its connection to a child and exits, while its pid goes to a
+process of the person's: the daemon must not judge the connection by that process."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from intentd.daemon import protocol
+from intentd.daemon.testing import DaemonProcess
+from tests.trust.agent_side import wait_file
+
+NS_LAST_PID = Path("/proc/sys/kernel/ns_last_pid")
+
+# Agent-side (CLAUDECODE=1): connect, fork a child that keeps the connection, print our pid and
+# exit. The child waits for OUT/go, tries a person method, and writes what it got to OUT/answer.
+HANDOFF = textwrap.dedent("""
+    import os, sys, time
+    from pathlib import Path
+    from intentd.daemon.client import Client, RpcError
+    socket_path, workspace, out = sys.argv[1], sys.argv[2], Path(sys.argv[3])
+    client = Client(socket_path, timeout=30).connect()
+    if os.fork():
+        (out / "pid").write_text(str(os.getpid()))
+        os._exit(0)
+    while not (out / "go").exists():
+        time.sleep(0.02)
+    try:
+        client.initialize("intentd-gui 0.1")
+        client.call("settings/update", {"workspace": workspace, "auto_approve": {"read": False}})
+        answer = "ok"
+    except RpcError as exc:
+        answer = str(exc.code)
+    (out / "answer").write_text(answer)
+""")
+
+
+def take_pid(pid: int, tries: int = 200) -> subprocess.Popen[bytes] | None:
+    """A process of ours (the person's side) that gets `pid`, by steering the next pid."""
+    for _ in range(tries):
+        NS_LAST_PID.write_text(str(pid - 1))
+        child = subprocess.Popen(["sleep", "60"], env={"PATH": os.environ["PATH"]})
+        if child.pid == pid:
+            return child
+        child.kill()
+        child.wait()
+    return None
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not os.access(NS_LAST_PID, os.W_OK),
+                    reason="steering the next pid needs root")
+def test_a_reused_pid_never_lends_its_side_to_a_handed_over_connection(
+        daemon: DaemonProcess, ws: Path, short_dir: Path) -> None:
+    assert daemon.process is not None
+    out = short_dir / "handoff"
+    out.mkdir()
+    daemon.process.send_signal(signal.SIGSTOP)  # the connect waits in the listen queue
+    reuser = None
+    try:
+        subprocess.run([sys.executable, "-c", HANDOFF, str(daemon.socket_path), str(ws), str(out)],
+                       env={**os.environ, "CLAUDECODE": "1"}, stdin=subprocess.DEVNULL,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60, check=True)
+        gone = int(wait_file(out / "pid"))
+        reuser = take_pid(gone)
+        if reuser is None:
+            pytest.skip(f"pid {gone} was taken by another process first")
+    finally:
+        daemon.process.send_signal(signal.SIGCONT)
+    try:
+        time.sleep(0.3)  # the daemon accepts the waiting connection and reads its caller
+        (out / "go").touch()
+        assert wait_file(out / "answer") == str(protocol.PERSON_ONLY)
+    finally:
+        reuser.kill()
+        reuser.wait()
