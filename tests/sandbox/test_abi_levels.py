@@ -9,6 +9,7 @@ import pytest
 
 from intentd.daemon.sandbox.confine import SandboxRequest, confine
 from intentd.daemon.sandbox.landlock import FORCE_ABI_ENV, kernel_abi
+from intentd.daemon.setup.doctor.system import check_sandbox
 
 REAL_ABI = kernel_abi()
 pytestmark = pytest.mark.skipif(REAL_ABI < 1, reason="needs a kernel with Landlock")
@@ -32,3 +33,11 @@ def test_each_abi_confines_writes(abi: int, tmp_path: Path, monkeypatch: pytest.
     assert not (tmp_path / "docs" / "b").exists() and "Permission denied" in err
     assert report["confined"] and report["landlock_abi"] == abi
     assert report["network_enforced"] is (abi >= 4)
+
+
+def test_below_abi_4_doctor_says_tcp_is_not_confined(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Writes are confined, TCP is not: said, not silent."""
+    monkeypatch.setenv(FORCE_ABI_ENV, "3")
+    result = check_sandbox()
+    assert result.status == "warn" and "network not confined" in result.detail
+    assert "Landlock ABI 4" in str(result.fix)
