@@ -75,7 +75,8 @@ def spoofed(root: Path) -> tuple[int, int]:
         spoof = plant(root / f"run{index}", **planting)  # type: ignore[arg-type]
         try:
             outcomes = {"library client": _library(spoof.socket_path),
-                        "CLI": _cli(spoof.socket_path), "hook": _hook(spoof.socket_path, ws)}
+                        "CLI": _cli(spoof.socket_path), "hook": _hook(spoof.socket_path, ws),
+                        "MCP server": _mcp(spoof.socket_path, ws)}
         finally:
             spoof.stop()
         talked = spoof.bytes_received() > 0
@@ -98,6 +99,13 @@ def _library(path: Path) -> bool:
 def _cli(path: Path) -> bool:
     done = subprocess.run([sys.executable, "-m", "intentd.daemon.cli", "approve", "a-1",
                            "--socket", str(path)], capture_output=True, text=True, timeout=30)
+    return done.returncode == 1 and "refusing to talk to" in done.stderr
+
+
+def _mcp(path: Path, ws: Path) -> bool:
+    done = subprocess.run([sys.executable, "-m", "intentd.daemon.cli", "mcp", "--socket", str(path),
+                           "--workspace", str(ws)], stdin=subprocess.DEVNULL, capture_output=True,
+                          text=True, timeout=60)
     return done.returncode == 1 and "refusing to talk to" in done.stderr
 
 
