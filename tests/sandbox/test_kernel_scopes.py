@@ -205,3 +205,13 @@ def test_binding_a_tcp_port_only_under_network_allow(ws: Path, network: bool,
              "; print('bound')\nexcept OSError:\n    print('refused')\n")
     _, out = run(ws, f"{sys.executable} -c \"{probe}\"", network=network)
     assert out.strip() == expected, out
+
+
+def test_a_folder_owned_as_itself_is_emptied_but_stays(ws: Path) -> None:
+    """Landlock checks removing or renaming a folder on its parent (here the workspace root),
+    and granting that would let any folder go: its contents go, the folder stays."""
+    (ws / "src" / "pkg").mkdir()
+    (ws / "src" / "pkg" / "mod.py").write_text("m\n")
+    out, _ = confined_writes(ws, ("/src",), "rm -rf src; mv docs gone")
+    assert (ws / "src").is_dir() and list((ws / "src").iterdir()) == []
+    assert (ws / "docs" / "guide.md").exists() and out.count("Permission denied") == 2, out
