@@ -96,7 +96,7 @@ class ApprovalsPane(QWidget):
         self.heading.setFont(font)
         self.facts = QFormLayout()
         self._fact_labels = {name: self._fact(name) for name in
-                             ("Workspace", "Session", "Intent", "Why a person", "Batch")}
+                             ("Workspace", "Session", "Intent", "Why a person", "Turn")}
         self.diff = DiffPane(self)
         self.args = QPlainTextEdit(self)
         self.args.setReadOnly(True)
@@ -342,7 +342,8 @@ class ApprovalsPane(QWidget):
                  "Session": approval.session_label,
                  "Intent": approval.intent_id or "none selected",
                  "Why a person": f"{approval.reason} [{approval.stage}]",
-                 "Batch": approval.batch or "—"}
+                 # the agent turn "Approve the rest of this turn" answers, as the agent names it
+                 "Turn": approval.batch or "— (the agent names no turn)"}
         for name, value in facts.items():
             self._fact_labels[name].setText(value)
         if approval.diff:

@@ -38,6 +38,7 @@ def test_approve_the_rest_of_a_turn_answers_every_call_of_it(
     pane = window.approvals_pane
     wait_answerable(window, qtbot)
     assert pane.approve_turn.isEnabled()
+    assert pane._fact_labels["Turn"].text() == "turn-1", "the person sees which turn"
     pane.approve_turn.click()
     answers = caller.wait(qtbot)
     assert [a["decision"] for a in answers] == ["allow"] * 3
