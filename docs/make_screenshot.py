@@ -17,6 +17,7 @@ from intentd.daemon.client import Client
 from intentd.daemon.testing import DaemonProcess, make_intent, make_workspace
 
 BASE = Path("/tmp/itd-demo")
+PROMPT = "5b1f0c7e-2d4a-4f8e-9c3b-7a6d1e2f3a4b"  # Claude Code's prompt_id: the edit's turn
 OLD = '''"""Session tokens for the API."""
 
 import hashlib
@@ -84,7 +85,7 @@ def main() -> int:
         code.call(protocol.TOOLS_CALL, {"session_id": session, "tool": "read_file",
                                         "args": {"path": "src/auth/session.py"}})
         code.send(protocol.request(protocol.TOOLS_CALL, {
-            "session_id": session, "tool": "replace_in_file",
+            "session_id": session, "tool": "replace_in_file", "batch": PROMPT,  # its turn
             "args": {"path": "src/auth/session.py", "old_str": OLD_BLOCK, "new_str": NEW_BLOCK}}, 2))
         wait_for_requests(daemon.socket_path, 2)
         shot = subprocess.run([sys.executable, "-m", "intentd.gui.app", "--socket",
