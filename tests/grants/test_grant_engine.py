@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from intentd.daemon.engine.engine import Engine, Evaluation
 from intentd.daemon.engine.session import Session
@@ -66,6 +67,20 @@ def test_the_prefix_comes_from_the_analysed_commands(engine: Engine, session: Se
     grant = derive_grant(ev.ctx, "session", "command", None, {})
     assert grant.prefixes == (("make", "build"), ("git", "commit"))
     assert grant.policy_rule() is not None and "'git commit *'" in grant.policy_rule()
+
+
+def test_a_grant_copied_as_a_policy_rule_allows_what_the_grant_allowed(
+        engine: Engine, session: Session, ws: Path) -> None:
+    grant_id = grant_from(engine, session, "execute_command",
+                          command="make build && git commit -m 'x y'")
+    grant = engine.grants.revoke(grant_id)
+    assert grant is not None and grant.policy_rule() is not None
+    write_policy(ws, {**POLICY, **yaml.safe_load(grant.policy_rule())})  # pasted in, as offered
+    session.workspace.reload()
+    for command in ("git commit -m 'y'", "make build -j4", "make build && git commit"):
+        assert verdict(engine, session, "execute_command", command=command) == "allow", command
+    for command in ("make install", "git push", "git commit -m y; touch src/x"):
+        assert verdict(engine, session, "execute_command", command=command) == "ask", command
 
 
 def test_revoking_takes_effect_on_the_next_call(engine: Engine, session: Session) -> None:
