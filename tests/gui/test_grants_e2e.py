@@ -155,6 +155,33 @@ def test_a_grant_asked_for_in_the_terminal_is_confirmed_in_settings(
     qtbot.waitUntil(lambda: "revoke" in next(iter(panel.buttons.values()), {}), timeout=10000)
 
 
+def test_a_grant_asked_for_in_the_terminal_can_be_refused_in_settings(
+        daemon: DaemonProcess, project: Path, agent: Callable[..., Agent],
+        make_window: MakeWindow, qtbot: QtBot) -> None:
+    window, _core = make_window(daemon.socket_path)
+    caller = agent(project, "--path", "src/x.py")
+    qtbot.waitUntil(lambda: rows(window) == 1, timeout=10000)
+    approval = window.approvals_pane.current()
+    assert approval is not None
+    with Client(daemon.socket_path) as terminal:
+        terminal.initialize("intentd-cli")
+        terminal.call(protocol.APPROVALS_RESPOND, {
+            "approval_id": approval.id, "decision": "approve",
+            "grant": {"lifetime": "workspace", "shape": "path", "pattern": "src/**"}})
+    assert caller.wait(qtbot)[0]["decision"] == "allow", "the call itself was approved"
+    panel = window.settings_pane.grants
+    window.settings_pane.set_workspace(str(project))
+    qtbot.waitUntil(lambda: "refuse" in next(iter(panel.buttons.values()), {}), timeout=10000)
+    next(iter(panel.buttons.values()))["refuse"].click()
+    qtbot.waitUntil(lambda: not panel.buttons, timeout=10000)
+    with Client(daemon.socket_path) as person:
+        listing = person.call(protocol.GRANTS_LIST, {})
+    assert listing["grants"] == [] and listing["requests"] == []
+    again = agent(project, "--path", "src/y.py")
+    qtbot.waitUntil(lambda: rows(window) == 1, timeout=10000)  # asked: nothing was granted
+    again.process.kill()
+
+
 def test_the_app_is_an_approver_and_when_it_goes_the_agents_prompt_asks(
         daemon: DaemonProcess, project: Path, make_window: MakeWindow, qtbot: QtBot) -> None:
     window, core = make_window(daemon.socket_path)
