@@ -232,3 +232,16 @@ def test_restoring_the_undo_checkpoint_undoes_the_audit(connect: Connect, tmp_pa
     assert (workspace / "README.md").read_text() == "# overwritten\n"
     assert not (workspace / "docs" / "guide.md").exists()
     assert (workspace / "stray.txt").read_text() == "new at the top\n"
+
+
+def test_an_ignore_rule_the_checkpoint_knew_is_restored(connect: Connect, tmp_path: Path) -> None:
+    workspace = git_workspace(tmp_path / "ws", ["src/**"], {"auto_approve": {"all_commands": True}})
+    (workspace / ".gitignore").write_text("*.log\n")
+
+    def make() -> None:
+        (workspace / ".gitignore").write_text("*.log\ndocs/\n")
+
+    audit = reported_make(connect, workspace, make)
+    assert audit["undone"] == [".gitignore"]
+    assert "the ignore rules changed (.gitignore)" in audit["message"]
+    assert (workspace / ".gitignore").read_text() == "*.log\n"
