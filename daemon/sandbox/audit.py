@@ -9,7 +9,7 @@ restore's safety checkpoint holds what the command left, so the audit itself can
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from intentd.daemon.checkpoints.errors import InvalidPath
@@ -43,13 +43,14 @@ class ScopeAudit:
     left: tuple[tuple[str, str], ...] = ()   # (path, why it could not be undone)
     undo_checkpoint: str | None = None       # restoring it undoes the audit
     note: str = ""                           # why changes were left in place, when they were
+    rechecked: bool = False                  # ignore rules were brought back, then looked again
 
     def to_json(self) -> dict[str, Any]:
         return {"mode": self.mode, "checkpoint_id": self.checkpoint_id, "intent_id": self.intent_id,
                 "out_of_scope": [list(item) for item in self.found], "undone": list(self.undone),
                 "left": [list(item) for item in self.left],
                 "undo_checkpoint": self.undo_checkpoint, "note": self.note,
-                "message": self.message()}
+                "rechecked": self.rechecked, "message": self.message()}
 
     def message(self) -> str:
         """What the agent is told, one path a line."""
@@ -66,12 +67,19 @@ class ScopeAudit:
             else:
                 lines.append(f"  left in place ({self.note or 'scope_audit: report'}): {path} "
                              f"({status})")
-        rules = [p for p, _ in self.found
-                 if p in RULE_FILES or p.rpartition("/")[2] == ".gitignore"]
-        if rules:  # what the new rules hide, the checkpoint no longer sees: say so
+        rules = [p for p, _ in self.found if is_rule_file(p)]
+        if rules and self.rechecked:
+            lines.append(f"  the ignore rules changed ({', '.join(rules)}): what they hid was "
+                         "checked once they were brought back")
+        elif rules:  # what the new rules hide, the checkpoint no longer sees: say so
             lines.append(f"  the ignore rules changed ({', '.join(rules)}): files they hide are "
                          "not watched, so changes to them were not checked")
         return "\n".join(lines)
+
+
+def is_rule_file(path: str) -> bool:
+    """An ignore rule file: what it hides, checkpoints do not see."""
+    return path in RULE_FILES or path.rpartition("/")[2] == ".gitignore"
 
 
 def in_scope(intent: Intent | None, path: str, fold_case: bool = False) -> bool:
@@ -94,9 +102,7 @@ def audit(store: Store, checkpoint_id: str, intent: Intent | None, mode: str,
     agent) and is left alone."""
     if mode == "off":
         return None
-    changed = [(d.path, d.status) for d in store.diff(checkpoint_id)]
-    found = tuple((p, s) for p, s in changed
-                  if not in_scope(intent, p, fold_case) and (writable is None or _under(p, writable)))
+    changed, found = _outside(store, checkpoint_id, intent, writable, fold_case)
     if not found:
         return None
     intent_id = intent.id if intent else None
@@ -104,21 +110,42 @@ def audit(store: Store, checkpoint_id: str, intent: Intent | None, mode: str,
         return ScopeAudit("report", checkpoint_id, intent_id, found, note=OVERLAP_NOTE)
     if mode != "restore":
         return ScopeAudit(mode, checkpoint_id, intent_id, found)
-    paths = [p for p, _ in found]
-    kept = sorted({p for p, _ in changed} - set(paths))  # in scope, or not the command's
-    undone, left, undo = _restore(store, checkpoint_id, paths, kept)
-    return ScopeAudit(mode, checkpoint_id, intent_id, found, tuple(undone), tuple(left), undo)
+    undone, left, undo = _restore(store, checkpoint_id, found, changed)
+    result = ScopeAudit(mode, checkpoint_id, intent_id, found, tuple(undone), tuple(left), undo)
+    if not any(is_rule_file(p) for p in undone):
+        return result
+    # A rule brought back shows again what it hid (a command may hide docs/, then change it):
+    # look once more, and undo what is new outside the scope.
+    changed, again = _outside(store, checkpoint_id, intent, writable, fold_case)
+    seen = {p for p, _ in found}
+    more = tuple((p, s) for p, s in again if p not in seen)
+    undone_more, left_more, _ = _restore(store, checkpoint_id, more, changed) if more else ([], [], None)
+    return replace(result, found=found + more, undone=result.undone + tuple(undone_more),
+                   left=result.left + tuple(left_more), rechecked=True)
+
+
+def _outside(store: Store, checkpoint_id: str, intent: Intent | None,
+             writable: tuple[str, ...] | None,
+             fold_case: bool) -> tuple[list[tuple[str, str]], tuple[tuple[str, str], ...]]:
+    """What changed since the checkpoint, and which of it lies outside the scope (and where
+    the command could write)."""
+    changed = [(d.path, d.status) for d in store.diff(checkpoint_id)]
+    found = tuple((p, s) for p, s in changed
+                  if not in_scope(intent, p, fold_case) and (writable is None or _under(p, writable)))
+    return changed, found
 
 
 def _under(path: str, prefixes: tuple[str, ...]) -> bool:
     return any(path == p or path.startswith(p + "/") for p in prefixes)
 
 
-def _restore(store: Store, checkpoint_id: str, paths: list[str],
-             kept: list[str]) -> tuple[list[str], list[tuple[str, str]], str | None]:
-    """Restore paths, a whole folder at a time where no kept change lies in it (a restore costs
-    milliseconds, whatever its size); returns (undone, left with why, the first safety
-    checkpoint: restoring it undoes the audit)."""
+def _restore(store: Store, checkpoint_id: str, found: tuple[tuple[str, str], ...],
+             changed: list[tuple[str, str]]) -> tuple[list[str], list[tuple[str, str]], str | None]:
+    """Restore the paths found, a whole folder at a time where no kept change (in scope, or not
+    the command's) lies in it (a restore costs milliseconds, whatever its size); returns
+    (undone, left with why, the first safety checkpoint: restoring it undoes the audit)."""
+    paths = [p for p, _ in found]
+    kept = sorted({p for p, _ in changed} - set(paths))
     done: set[str] = set()
     left: list[tuple[str, str]] = []
     safety: str | None = None

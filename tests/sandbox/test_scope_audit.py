@@ -245,3 +245,19 @@ def test_an_ignore_rule_the_checkpoint_knew_is_restored(connect: Connect, tmp_pa
     assert audit["undone"] == [".gitignore"]
     assert "the ignore rules changed (.gitignore)" in audit["message"]
     assert (workspace / ".gitignore").read_text() == "*.log\n"
+
+
+def test_what_a_restored_ignore_rule_hid_is_checked_too(connect: Connect, tmp_path: Path) -> None:
+    """A command that edits .gitignore to hide docs/ and then changes docs/: once the rule is
+    brought back, docs/ is visible again, and the audit looks once more."""
+    workspace = git_workspace(tmp_path / "ws", ["src/**"], {"auto_approve": {"all_commands": True}})
+    (workspace / ".gitignore").write_text("*.log\n")
+
+    def make() -> None:
+        (workspace / ".gitignore").write_text("*.log\ndocs/\n")
+        (workspace / "docs" / "guide.md").write_text("rewritten under cover\n")
+
+    audit = reported_make(connect, workspace, make)
+    assert audit["undone"] == [".gitignore", "docs/guide.md"]
+    assert (workspace / "docs" / "guide.md").read_text() == "# guide\n"
+    assert "what they hid was checked once they were brought back" in audit["message"]
