@@ -69,11 +69,13 @@ SCENARIO = textwrap.dedent("""
                     reason="needs root, unshare, setpriv and a system python3 to act as nobody")
 def test_real_hidepid_proc(short_dir: Path) -> None:
     os.chmod(short_dir, 0o755)  # nobody reads the script
-    script = short_dir / "scenario.py"
+    script, module = short_dir / "scenario.py", short_dir / "procs.py"
     script.write_text(SCENARIO)
-    script.chmod(0o644)
+    shutil.copyfile(procs.__file__, module)  # the checkout may sit where nobody cannot read
+    for path in (script, module):
+        path.chmod(0o644)
     as_nobody = (f"setpriv --reuid 65534 --regid 65534 --clear-groups {SYSTEM_PYTHON} "
-                 f"{script} {procs.__file__}")
+                 f"{script} {module}")
     # The shell stays pid 1 (`; true` keeps it from exec'ing); the second run sits below a
     # root shell that is not pid 1, which hidepid hides as well.
     command = (f"mount -t proc -o hidepid=2 proc /proc || exit 3; {as_nobody}; "
