@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 
 from dulwich.objects import Blob
 
+from intentd.daemon.utils.inflight import is_ours
+
 from .errors import WorkspaceMissing
 from .objects import PACK_CHUNK_BYTES, BlobStore, blob_sha, make_blob
 from .state import ABSENT, DiskStat, Entry, lstat, to_disk_stat
@@ -190,6 +192,8 @@ class Recorder:
         changes = Changes()
         pending = _Pending(self._blobs)
         for rel, st in stats.items():
+            if is_ours(rel.rpartition("/")[2]):
+                continue  # a write of intentd's own, renamed over its target in a moment
             if not _storable(rel):
                 changes.skipped.append((rel, "file name is not valid UTF-8"))
                 continue

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import errno
 import os
-import secrets
 import stat
 from collections.abc import Iterable
 
 from intentd.daemon.tools.base import ToolFailed
+from intentd.daemon.utils.inflight import temporary_name
 
 # O_PATH walks folders without needing read permission on them (Linux); elsewhere O_RDONLY.
 _STEP = getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -195,22 +195,22 @@ def _final_info(path: str, name: str, folder: int) -> os.stat_result | None:
 
 
 def _replace(folder: int, name: str, data: bytes, mode: int | None) -> None:
-    temp = f".intentd-{secrets.token_hex(6)}.tmp"
-    fd = os.open(temp, _TEMP, 0o666, dir_fd=folder)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-            if mode is not None:
-                os.fchmod(handle.fileno(), mode)
-        os.replace(temp, name, src_dir_fd=folder, dst_dir_fd=folder)
-    except BaseException:
+    with temporary_name() as temp:  # checkpoints taken meanwhile leave it out
+        fd = os.open(temp, _TEMP, 0o666, dir_fd=folder)
         try:
-            os.unlink(temp, dir_fd=folder)
-        except FileNotFoundError:
-            pass
-        raise
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+                if mode is not None:
+                    os.fchmod(handle.fileno(), mode)
+            os.replace(temp, name, src_dir_fd=folder, dst_dir_fd=folder)
+        except BaseException:
+            try:
+                os.unlink(temp, dir_fd=folder)
+            except FileNotFoundError:
+                pass
+            raise
     _fsync_folder(folder)
 
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-import tempfile
 from typing import BinaryIO
 
 from intentd.daemon.tools.anchor import Anchor
 from intentd.daemon.tools.base import ToolFailed
+from intentd.daemon.utils.inflight import temporary_name
 
 READ_CAP_BYTES = 2 * 1024 * 1024
 HASH_CHUNK = 1 << 20
@@ -123,27 +123,29 @@ def decode(data: bytes, path: str) -> str:
 
 def atomic_write(path: str, text: str, mode: int | None = None) -> None:
     """Write via a temp file in the same folder, fsync, rename: a crash leaves old or new, never half.
-    The file gets `mode`, or else keeps the mode it had (a new one: 0600, mkstemp's). For the
+    The file gets `mode`, or else keeps the mode it had (a new one: 0600). For the
     daemon's own files; a tool's file goes through write_text."""
     folder = os.path.dirname(path)
     os.makedirs(folder, exist_ok=True)
     if mode is None:
         mode = _existing_mode(path)
-    fd, temp = tempfile.mkstemp(prefix=".intentd-", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(text.encode("utf-8"))
-            handle.flush()
-            os.fsync(handle.fileno())
-        if mode is not None:
-            os.chmod(temp, mode)
-        os.replace(temp, path)
-    except BaseException:
+    with temporary_name() as name:  # checkpoints taken meanwhile leave it out
+        temp = os.path.join(folder, name)
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
         try:
-            os.unlink(temp)
-        except FileNotFoundError:
-            pass
-        raise
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(text.encode("utf-8"))
+                handle.flush()
+                os.fsync(handle.fileno())
+            if mode is not None:
+                os.chmod(temp, mode)
+            os.replace(temp, path)
+        except BaseException:
+            try:
+                os.unlink(temp)
+            except FileNotFoundError:
+                pass
+            raise
     fsync_dir(folder)
 
 
