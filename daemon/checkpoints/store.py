@@ -305,26 +305,61 @@ class CheckpointStore:
         with self._lock.hold():
             return self._create(paths, label)
 
+    def latest_or_create(self, *, label: str) -> tuple[Checkpoint, bool]:
+        """Before a command that should change nothing: the newest checkpoint when nothing has
+        changed since it (the state the command starts from is then exactly its state, so a
+        diff against it shows only what the command did), else a new command checkpoint, as
+        create(None) takes. True when the checkpoint is new: an `ls` after an `ls` adds none."""
+        self.wait_for_upkeep()
+        with self._lock.hold():
+            return self._create_unless_unchanged(label)
+
+    def _create_unless_unchanged(self, label: str) -> tuple[Checkpoint, bool]:
+        created_ns, clock_ns = time.time_ns(), _fs_clock_ns()
+        self._check_workspace()
+        try:
+            capture, changes, run_start = self._observe(None, drain=True, save=True)
+            latest = self._manifest.last()
+            if latest is not None and run_start is not None and _unchanged(capture, changes):
+                # the watcher was drained here, at the latest checkpoint's state: it covers since
+                if self._tracker is not None:
+                    self._drained_seq = latest.seq
+                return self._checkpoint(latest), False
+            return self._commit(None, label, capture, changes, run_start, created_ns, clock_ns,
+                                upkeep=True, holds=(), kind=""), True
+        except BaseException:
+            if self._tracker is not None:
+                self._tracker.mark_lost()  # what it saw since the last checkpoint was not recorded
+            raise
+
     def _create(self, paths: Sequence[str] | None, label: str, *, upkeep: bool = True,
                 holds: Iterable[str] = (), kind: str = "") -> Checkpoint:
         created_ns, clock_ns = time.time_ns(), _fs_clock_ns()
         self._check_workspace()
         try:
             capture, changes, run_start = self._observe(paths, drain=True, save=True)
-            kind = kind or ("files" if paths is not None else "command")
-            draft = Draft(label, kind, capture.complete,
-                          created_ns, clock_ns,
-                          sorted({p for p, e in changes.entries.items() if e.kind != "skipped"}
-                                 | set(holds)),
-                          capture.skipped + changes.skipped, changes.entries,
-                          changes.created if run_start is not None else [],
-                          changes.stat_refresh, changes.bytes_added, capture.rules,
-                          changes.first_seen, capture.coverage)
-            seq = self._manifest.commit(draft, run_start)
+            return self._commit(paths, label, capture, changes, run_start, created_ns, clock_ns,
+                                upkeep=upkeep, holds=holds, kind=kind)
         except BaseException:
             if self._tracker is not None:
                 self._tracker.mark_lost()  # what it saw since the last checkpoint was not recorded
             raise
+
+    def _commit(self, paths: Sequence[str] | None, label: str, capture: Capture, changes: Changes,
+                run_start: int | None, created_ns: int, clock_ns: int, *, upkeep: bool,
+                holds: Iterable[str], kind: str) -> Checkpoint:
+        """Write what _observe found as a new checkpoint (the caller marks the watcher lost
+        when this fails)."""
+        kind = kind or ("files" if paths is not None else "command")
+        draft = Draft(label, kind, capture.complete,
+                      created_ns, clock_ns,
+                      sorted({p for p, e in changes.entries.items() if e.kind != "skipped"}
+                             | set(holds)),
+                      capture.skipped + changes.skipped, changes.entries,
+                      changes.created if run_start is not None else [],
+                      changes.stat_refresh, changes.bytes_added, capture.rules,
+                      changes.first_seen, capture.coverage)
+        seq = self._manifest.commit(draft, run_start)
         if self._tracker is not None:
             self._drained_seq = seq
         self._remember(seq, changes)
@@ -478,3 +513,9 @@ def _ignore_rules(root: str, policy: Callable[[], PolicyRules] | None, skip: lis
     if policy is None:
         return CheckpointIgnore(root, None, skip)
     return CheckpointIgnore(root, lambda rel: policy().ignores(rel), skip, lambda: policy_key(policy()))
+
+
+def _unchanged(capture: Capture, changes: Changes) -> bool:
+    """Nothing to record: no file changed, appeared or went, and no stat needs refreshing."""
+    return not (changes.entries or changes.created or changes.first_seen or changes.skipped
+                or changes.stat_refresh or capture.skipped or capture.rules_changed)
