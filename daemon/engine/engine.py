@@ -189,7 +189,8 @@ class Engine:
     def may_block(self, ev: Evaluation) -> bool:
         """Whether authorizing the call may block (a checkpoint, a hook, the ledger's intent
         line): an event loop then hands it to a thread."""
-        return ev.ctx.destructive or bool(ev.ctx.config.policy.hooks.pre_tool)
+        return (ev.ctx.destructive or ev.ctx.kind is ToolKind.COMMAND  # a read-only one too
+                or bool(ev.ctx.config.policy.hooks.pre_tool))
 
     # -- the pieces the lifecycle runs after the final decision ------------------------------
 
@@ -228,8 +229,9 @@ class Engine:
         self.apply_dry_run(ev, run.outcome.decision)
         with self._lock:
             self._authorized[ev.call_id] = run
-            if ev.ctx.destructive:
-                self._in_flight[ev.call_id] = self._overlap.begin(ev.ctx.root)
+            if ev.ctx.destructive or run.outcome.checkpoint_id is not None:
+                self._in_flight[ev.call_id] = self._overlap.begin(ev.ctx.root,
+                                                                  writer=ev.ctx.destructive)
             overflow = next(iter(self._authorized.values())) if len(
                 self._authorized) > MAX_UNREPORTED else None
         if overflow is not None:  # a client that never reports must not grow memory forever
@@ -292,7 +294,8 @@ class Engine:
         self.emit(protocol.TOOLS_STARTED, messages.ToolStarted(
             call_id=run.ev.call_id, session_id=ctx.session.id, tool=ctx.name,
             checkpoint_id=run.outcome.checkpoint_id).to_json())
-        running = self._overlap.begin(ctx.root) if ctx.destructive else None
+        audited = ctx.destructive or run.outcome.checkpoint_id is not None
+        running = self._overlap.begin(ctx.root, writer=ctx.destructive) if audited else None
         run.outcome.result = self._execute(ctx, run.outcome.approved_by, run.ev)
         run.overlapped = running is not None and self._overlap.end(running)
 
@@ -318,13 +321,23 @@ class Engine:
             log.exception("tool %s crashed", ctx.name)
             return ToolResult(False, f"{ctx.name} failed with an internal error: {exc}")
 
-    def take_checkpoint(self, ctx: CallContext, call_id: str) -> tuple[str | None, str]:
-        """The checkpoint's id, and how it found changes when the watcher alone did not."""
+    def take_checkpoint(self, ctx: CallContext, call_id: str, *,
+                        reuse: bool = False) -> tuple[str | None, str]:
+        """The checkpoint's id, and how it found changes when the watcher alone did not.
+        `reuse`: the store's latest checkpoint will do when nothing changed since it (before a
+        command that should change nothing), so the store does not fill with empty ones."""
         store = self.checkpoint_store(ctx.session.workspace) if self.use_checkpoints else None
         if store is None:
             return None, ""
-        paths = [p.relative for p in ctx.paths if p.relative] if ctx.kind is ToolKind.EDIT else None
-        checkpoint = store.create(paths, label=f"before {ctx.name} ({call_id})")
+        label = f"before {ctx.name} ({call_id})"
+        if reuse:
+            checkpoint, created = store.latest_or_create(label=label)
+            if not created:
+                return str(checkpoint.id), ""
+        else:
+            paths = ([p.relative for p in ctx.paths if p.relative] if ctx.kind is ToolKind.EDIT
+                     else None)
+            checkpoint = store.create(paths, label=label)
         self.emit(protocol.CHECKPOINTS_CREATED, messages.CheckpointCreated(
             workspace=ctx.root, checkpoint_id=checkpoint.id, label=checkpoint.label,
             coverage=checkpoint.coverage).to_json())

@@ -16,6 +16,7 @@ from intentd.daemon.engine.decision import Decision
 from intentd.daemon.engine.receipts import intent_line
 from intentd.daemon.policy.hooks import run_post_hooks, run_pre_hooks
 from intentd.daemon.sandbox.calls import audited
+from intentd.daemon.sandbox.landlock import kernel_abi
 from intentd.daemon.tools.anchor import hold_anchors
 from intentd.daemon.tools.base import ToolFailed, ToolKind
 
@@ -69,17 +70,32 @@ def files_before(engine: Engine, run: Run) -> Decision | None:
 
 
 def checkpoint(engine: Engine, run: Run) -> Decision | None:
+    """A destructive call's checkpoint; and one before a command proven read-only that no kernel
+    holds to that, so its scope audit runs too (the store's latest checkpoint serves when
+    nothing changed since it)."""
     ctx = run.ctx
-    if not ctx.destructive or ctx.kind is ToolKind.MCP:
+    unconfined_read = unconfined_read_only(run)
+    if not (ctx.destructive or unconfined_read) or ctx.kind is ToolKind.MCP:
         return None
     try:
         run.outcome.checkpoint_id, run.outcome.checkpoint_coverage = engine.take_checkpoint(
-            ctx, run.ev.call_id)
+            ctx, run.ev.call_id, reuse=unconfined_read)
     except Exception as exc:
         log.exception("checkpoint failed")
         return Decision.deny("checkpoint", f"no checkpoint could be taken ({exc}); refused to be "
                                            "safe")
     return None
+
+
+def unconfined_read_only(run: Run) -> bool:
+    """A command the policy proves read-only that the kernel does not stop from writing: one a
+    hook-based agent runs itself, or one run here without Landlock. Run here with Landlock, a
+    read-only command may write nothing in the workspace (the gate gives it no intent, so
+    no folder is granted): it needs no checkpoint, and no audit."""
+    ctx = run.ctx
+    if ctx.kind is not ToolKind.COMMAND or ctx.destructive or ctx.config.policy.scope_audit == "off":
+        return False  # off: no audit follows, so its checkpoint would serve nothing
+    return not run.here or kernel_abi() <= 0
 
 
 # -- after executing ----------------------------------------------------------------------------

@@ -7,6 +7,7 @@ from dataclasses import replace
 from typing import Any
 
 from intentd.daemon.engine.context import CallContext
+from intentd.daemon.engine.intents import Intent
 from intentd.daemon.sandbox.audit import Store, audit
 from intentd.daemon.sandbox.confine import SandboxRequest
 from intentd.daemon.tools.base import ToolResult
@@ -27,8 +28,8 @@ def audited(ctx: CallContext, result: ToolResult, store: Store, checkpoint_id: s
     """The result with the scope audit's word added: what was undone, named path by path."""
     mode = ctx.config.policy.scope_audit
     try:
-        found = audit(store, checkpoint_id, ctx.intent, mode, overlapped, _writable(result),
-                      ctx.config.fold_case)
+        found = audit(store, checkpoint_id, audit_intent(ctx), mode, overlapped,
+                      _writable(result), ctx.config.fold_case)
     except Exception as exc:  # never silent: the agent, the ledger and the app are told
         log.exception("scope audit after %s failed", checkpoint_id)
         note = (f"[scope audit failed: {exc}; changes outside the scope may remain — "
@@ -38,6 +39,19 @@ def audited(ctx: CallContext, result: ToolResult, store: Store, checkpoint_id: s
     if found is None:
         return result
     return _with(result, found.message(), found.to_json())
+
+
+def audit_intent(ctx: CallContext) -> Intent | None:
+    """The intent whose scope a command's changes are held to: the one the intent gate gave a
+    command that may change files; for one proven read-only (the gate gives it none), the
+    session's selected intent while it is still selectable. None: nothing is in scope."""
+    if ctx.intent is not None:
+        return ctx.intent
+    selected = ctx.session.intent_id
+    intent = ctx.config.intents.get(selected) if selected else None
+    if intent is None or intent.status not in ctx.config.policy.selectable_statuses:
+        return None
+    return intent
 
 
 def _writable(result: ToolResult) -> tuple[str, ...] | None:
