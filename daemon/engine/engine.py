@@ -188,9 +188,11 @@ class Engine:
 
     def may_block(self, ev: Evaluation) -> bool:
         """Whether authorizing the call may block (a checkpoint, a hook, the ledger's intent
-        line): an event loop then hands it to a thread."""
-        return (ev.ctx.destructive or ev.ctx.kind is ToolKind.COMMAND  # a read-only one too
-                or bool(ev.ctx.config.policy.hooks.pre_tool))
+        line): an event loop then hands it to a thread. A command proven read-only takes a
+        checkpoint too when it is authorized (a client runs it, unconfined), for its audit."""
+        ctx = ev.ctx
+        audited = ctx.kind is ToolKind.COMMAND and ctx.config.policy.scope_audit != "off"
+        return ctx.destructive or audited or bool(ctx.config.policy.hooks.pre_tool)
 
     # -- the pieces the lifecycle runs after the final decision ------------------------------
 
