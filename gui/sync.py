@@ -56,6 +56,9 @@ class StateSync(QObject):
         # have been taken before them, and must not undo them.
         self._announced: dict[str, Approval] | None = None
         self._gone: set[str] = set()
+        # Workspaces dropped because their folder is gone: a late answer or a notification
+        # about one (the daemon reports the intents file gone with it) must not bring it back.
+        self._dropped: set[str] = set()
         connection.state_changed.connect(self._on_connection_state_changed)
         connection.notification_received.connect(self._on_connection_notification_received)
         activity.older_requested.connect(self._on_activity_older_requested)
@@ -115,8 +118,9 @@ class StateSync(QObject):
 
         def done(result: Any) -> None:
             try:
-                stale = (workspace is not None and load != self._load
-                         and workspace not in self._requested)
+                stale = workspace is not None and (
+                workspace in self._dropped
+                or (load != self._load and workspace not in self._requested))
                 if isinstance(result, dict) and not stale:
                     on_result(result)
             finally:
@@ -167,10 +171,12 @@ class StateSync(QObject):
             if path not in listed and path not in self.extra_workspaces and not os.path.isdir(path):
                 self.workspaces.remove(path)
                 self.coverage.forget(path)
+                self._dropped.add(path)
         for item in result.get("workspaces") or []:
             if not isinstance(item, dict) or not item.get("workspace"):
                 continue
             path = str(item["workspace"])
+            self._dropped.discard(path)
             errors = [e for e in map(ConfigError.from_json, item.get("errors") or []) if e]
             self.workspaces.set_summary(path, int(item.get("sessions") or 0), errors)
             if path not in self._requested:
@@ -212,7 +218,7 @@ class StateSync(QObject):
         self.coverage.set_coverage(path, WatchCoverage.from_json(result.get("coverage")))
 
     def _learn_workspace(self, path: str) -> None:
-        if path and path not in self._requested:
+        if path and path not in self._requested and path not in self._dropped:
             self.workspaces.ensure(path)
             self.load_workspace(path)
 
@@ -238,7 +244,7 @@ class StateSync(QObject):
 
     def _intents_changed(self, params: dict[str, Any]) -> None:
         path = str(params.get("workspace") or "")
-        if not path:
+        if not path or path in self._dropped:
             return
         warnings = params.get("warnings")
         self.workspaces.set_intents(
@@ -251,7 +257,7 @@ class StateSync(QObject):
 
     def _intents_error(self, params: dict[str, Any]) -> None:
         path = str(params.get("workspace") or "")
-        if path:
+        if path and path not in self._dropped:
             self.workspaces.set_intents_error(path, ConfigError.from_json(params.get("error")))
 
     def _tool_finished(self, params: dict[str, Any]) -> None:
@@ -266,7 +272,7 @@ class StateSync(QObject):
 
     def _refresh_intents(self, path: str) -> None:
         def listed(result: Any) -> None:
-            if isinstance(result, dict):
+            if isinstance(result, dict) and path not in self._dropped:
                 self._on_intents_list(path, result)
 
         self.connection.request(protocol.INTENTS_LIST, {"workspace": path}, listed)
@@ -274,7 +280,7 @@ class StateSync(QObject):
     def _refresh_warnings(self, path: str) -> None:
         def listed(result: Any) -> None:
             warnings = result.get("warnings") if isinstance(result, dict) else None
-            if isinstance(warnings, list):
+            if isinstance(warnings, list) and path not in self._dropped:
                 self.workspaces.set_warnings(path, [str(w) for w in warnings])
 
         self.connection.request(protocol.INTENTS_LIST, {"workspace": path}, listed)
@@ -298,6 +304,7 @@ class StateSync(QObject):
     def _session_opened(self, params: dict[str, Any]) -> None:
         path = str(params.get("workspace") or "")
         if path:
+            self._dropped.discard(path)  # a session opened there: the folder is back
             self._learn_workspace(path)
             self.workspaces.session_opened(path)
 

@@ -108,11 +108,14 @@ class FakeDaemon(QObject):
 
 def loading_handlers(approvals: list[dict[str, Any]], workspace: str) -> dict[str, Handler]:
     """Answers to what the app asks after a connect: the approvals, one workspace with INT-1
-    selected by s-1, one ledger entry per workspace, no checkpoints, policy defaults."""
+    selected by s-1 (and, as a daemon would, every workspace an approval waits in), one ledger
+    entry per workspace, no checkpoints, policy defaults."""
+    others = sorted({str(a["workspace"]) for a in approvals} - {workspace})
     return {
         protocol.APPROVALS_LIST: lambda p: {"approvals": approvals},
         protocol.WORKSPACES_LIST: lambda p: {"workspaces": [
-            {"workspace": workspace, "sessions": 1, "pending": 1, "errors": []}]},
+            {"workspace": workspace, "sessions": 1, "pending": 1, "errors": []},
+            *({"workspace": w, "sessions": 0, "pending": 1, "errors": []} for w in others)]},
         protocol.INTENTS_LIST: lambda p: {
             "workspace": p["workspace"], "intents": [intent_json()], "error": None,
             "warnings": [], "selected": {"s-1": "INT-1"}},

@@ -172,3 +172,37 @@ def test_a_late_answer_of_an_earlier_load_does_not_bring_back_a_dropped_workspac
     caught_up(qtbot, core.connection)
     assert gone not in core.workspaces.paths() and WS in core.workspaces.paths()
     core.connection.close()
+
+
+def test_nothing_said_of_a_deleted_workspace_brings_it_back(fake: FakeDaemon, qtbot: QtBot) -> None:
+    gone = "/w/deleted-since"
+    listed = [WS, gone]
+    fake.handlers[protocol.WORKSPACES_LIST] = lambda p: {"workspaces": [
+        {"workspace": w, "sessions": 1, "pending": 0, "errors": []} for w in listed]}
+    core = AppCore.create(fake.path)
+    with qtbot.waitSignal(core.sync.loaded, timeout=5000):
+        core.connection.open()
+    assert gone in core.workspaces
+    listed.remove(gone)  # the folder is deleted; the person presses F5
+    with qtbot.waitSignal(core.sync.loaded, timeout=5000):
+        core.sync.reload()
+    assert gone not in core.workspaces
+    # What the daemon then says of it: the intents file gone with the folder, the warm-up
+    # ending (the app asks for its checkpoints), a call finishing there.
+    fake.notify(protocol.INTENTS_ERROR, {"workspace": gone, "error": {
+        "file": f"{gone}/.orchestration/active_intents.yaml", "line": 0, "message": "no file"}})
+    fake.notify(protocol.INTENTS_CHANGED, {"workspace": gone, "intents": []})
+    fake.notify(protocol.CHECKPOINTS_PROGRESS, {"workspace": gone, "phase": "done", "done": 1,
+                                                "total": 1})
+    fake.notify(protocol.TOOLS_FINISHED, {**ledger_json(gone), "checkpoint_id": "cp-000001"})
+    fake.notify(protocol.INTENTS_CHANGED, {"workspace": WS, "intents": [
+        intent_json("INT-1"), intent_json("INT-2")]})
+    kept = core.workspaces.get(WS)
+    assert kept is not None
+    qtbot.waitUntil(lambda: len(kept.intents) == 2)
+    caught_up(qtbot, core.connection)  # and whatever those notifications made the app ask
+    assert gone not in core.workspaces.paths()
+    fake.notify(protocol.SESSIONS_OPENED, {"session_id": "s-9", "workspace": gone,
+                                           "agent": "a", "mode": "act"})
+    qtbot.waitUntil(lambda: gone in core.workspaces)  # a session there: the folder is back
+    core.connection.close()
