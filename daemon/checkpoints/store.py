@@ -252,7 +252,7 @@ class CheckpointStore:
         prefix = normalize(path) if path is not None else None
         self.wait_for_upkeep()
         with self._lock.hold():
-            row = self._row(checkpoint_id)
+            row = self._row(checkpoint_id, brief=True)
             upto = self._manifest.next_seq(row.seq) if against == "next" else None
             if upto is not None:
                 paths = self._manifest.changed_after(row.seq, upto)
@@ -424,7 +424,7 @@ class CheckpointStore:
         prefix = normalize(path) if path is not None else None
         self.wait_for_upkeep()
         with self._lock.hold():
-            row = self._row(checkpoint_id)
+            row = self._row(checkpoint_id, brief=True)
             name = make_id(row.seq)
             if prefix is not None and not self._manifest.holds(row.seq, prefix):
                 raise InvalidPath(f"checkpoint {name} holds no state for {prefix}")
@@ -491,8 +491,13 @@ class CheckpointStore:
             self._generation = generation
             heap.give_back()
 
-    def _row(self, text: str) -> Row:
-        return self._manifest.row(parse_id(text), text)
+    def _row(self, text: str, *, brief: bool = False) -> Row:
+        """brief: without its file list, for diff and restore, which need only its seq and
+        times (a baseline's list names every file: milliseconds to load at 50k files, on every
+        audit of a read the baseline serves)."""
+        seq = parse_id(text)
+        found = self._manifest.rows("WHERE seq = ?", (seq,), brief=True) if brief else []
+        return found[0] if found else self._manifest.row(seq, text)
 
     @staticmethod
     def _checkpoint(row: Row) -> Checkpoint:
