@@ -16,6 +16,7 @@ from intentd.daemon.testing import DaemonProcess, make_workspace
 from tests.agents import cursor_payloads as cursor
 from tests.agents.conftest import Person
 from tests.agents.hook_runner import HookRunner
+from tests.sandbox.conftest import git_workspace
 
 
 @pytest.fixture
@@ -92,6 +93,27 @@ def test_pre_tool_use_leaves_shell_reads_and_mcp_to_their_own_hooks(hook: HookRu
     assert hook(cursor.pre_tool_use(ws, "MCP:create_issue", {"title": "t"})).out == {}
     # ... and those hooks gate them
     assert permission(hook, cursor.before_shell(ws, "rm -rf src"))[0] == "deny"
+
+
+def test_a_shell_commands_post_tool_use_reports_it_and_tells_what_the_audit_undid(
+        hook: HookRunner, tmp_path: Path, daemon: DaemonProcess) -> None:
+    """postToolUse may come before afterShellExecution: the first of the two reports the
+    command; postToolUse's answer is the one Cursor reads, a call it does not know answers {}."""
+    ws = git_workspace(tmp_path / "git-ws", ["src/**"], {"auto_approve": {"all_commands": True}})
+    select(hook, ws)
+    assert permission(hook, cursor.before_shell(ws, "make"))[0] == "allow"
+    (ws / "docs" / "stray.md").write_text("outside the scope\n")  # what `make` did
+    elsewhere = {"command": "make", "working_directory": str(ws / "src")}
+    assert hook(cursor.post_tool_use(ws, "Shell", elsewhere, "done")).out == {}
+    told = hook(cursor.post_tool_use(ws, "Shell", {"command": "make", "working_directory":
+                                                   str(ws)}, "done")).out
+    assert "undone: docs/stray.md (created; removed" in told["additional_context"]
+    assert not (ws / "docs" / "stray.md").exists()
+    assert hook(cursor.after_shell(ws, "make", "done")).out == {}  # reported once
+    commands = [e for e in ledger(daemon, ws) if e["intent"]["tool"] == "execute_command"
+                and e["intent"]["args"]["command"] == "make"]
+    assert len(commands) == 1
+    assert commands[0]["receipt"]["data"]["scope_audit"]["undone"] == ["docs/stray.md"]
 
 
 def test_mcp_tools_are_gated_and_the_intentd_servers_select_selects(hook: HookRunner,

@@ -22,7 +22,7 @@ from intentd.daemon.agents.hooks.adapter import (
 )
 from intentd.daemon.agents.hooks.core import HookOptions, handle
 from intentd.daemon.agents.hooks.mapping import read_file, shell_call, write_file
-from intentd.daemon.agents.hooks.state import StateFile
+from intentd.daemon.agents.hooks.state import MAX_TOLD, StateFile
 from intentd.daemon.client import Client
 from intentd.daemon.engine.stages.intent_gate import GATE_MESSAGE
 from intentd.daemon.testing import DaemonProcess, make_workspace
@@ -178,3 +178,16 @@ def test_an_adapter_whose_own_deny_breaks_still_blocks(short_dir: Path, ws: Path
                    {"event": "pre", "session": "s", "cwd": str(ws), "tool": "shell",
                     "input": "touch src/x"})
     assert reply.exit_code == 2 and "the deny itself broke" in reply.stderr
+
+
+def test_messages_waiting_for_a_later_report_are_kept_bounded_and_read_safely() -> None:
+    """The scope audit's word for an agent that ignored a report's answer waits in the state
+    file: the oldest go first past the bound, and a field of the wrong shape reads as empty."""
+    state = StateFile("toy", "s-told")
+    with state.locked() as session:
+        session.told = {f"call-{n}": f"undone: f{n}" for n in range(MAX_TOLD + 5)}
+    kept = state.read().told
+    assert len(kept) == MAX_TOLD and "call-0" not in kept
+    assert kept[f"call-{MAX_TOLD + 4}"] == f"undone: f{MAX_TOLD + 4}"
+    state.path.write_text(json.dumps({"session_id": "s", "told": ["not", "a", "map"]}))
+    assert state.read().told == {} and state.read().session_id == "s"

@@ -1,6 +1,6 @@
 """Codex, Cursor and Claude Code through its HTTP hook run their own commands: the post-tool
-report is audited and what lay outside the scope is undone; Codex and Claude are told in their
-hook's answer."""
+report is audited, what lay outside the scope is undone, and the agent is told in the answer of
+a hook it reads."""
 
 from __future__ import annotations
 
@@ -54,13 +54,19 @@ def test_cursor_shell_commands_are_audited_and_undone(daemon: DaemonProcess, ws:
                                                      monkeypatch: pytest.MonkeyPatch,
                                                      capsys: pytest.CaptureFixture[str]) -> None:
     """Cursor reports a shell command with afterShellExecution, whose answer Cursor ignores:
-    the undo and the ledger's record are what holds there."""
+    what the audit undid is told, once, in the answer to the command's postToolUse."""
     hook = HookRunner("cursor", daemon.socket_path, monkeypatch, capsys)
     assert hook(cursor.before_shell(ws, "intentd hook select INT-1")).out["permission"] == "allow"
     assert hook(cursor.before_shell(ws, "make")).out["permission"] == "allow"
     make(ws)
-    assert hook(cursor.after_shell(ws, "make", "done")).code == 0
+    assert hook(cursor.after_shell(ws, "make", "done")).out == {}
     assert undone(ws)
+    post = cursor.post_tool_use(ws, "Shell", {"command": "make", "working_directory": str(ws)},
+                                "done")
+    told = hook(post)
+    assert told.code == 0
+    assert "undone: docs/stray.md (created; removed" in told.out["additional_context"]
+    assert hook(post).out == {}  # told once
     with Client(daemon.socket_path) as client:
         entries = client.call(protocol.LEDGER_QUERY, {"workspace": str(ws)})["entries"]
     audit = entries[-1]["receipt"]["data"]["scope_audit"]

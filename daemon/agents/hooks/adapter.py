@@ -121,6 +121,12 @@ class Adapter:
     def context(self, event: HookEvent, text: str) -> Reply:
         return self.no_opinion(event)
 
+    def answer_ignored(self, event: HookEvent) -> bool:
+        """Whether the agent ignores this post_tool event's answer (a fire-and-forget report):
+        what the answer would tell then waits for the same call's next report (same call key),
+        whose answer the agent reads."""
+        return False
+
     def reported(self, event: HookEvent, message: str | None) -> Reply:
         """The answer to a post_tool call; `message` says which changes the scope audit undid."""
         return self.no_opinion(event) if message is None else self.context(event, message)

@@ -133,11 +133,13 @@ def select_intent(hook: HookSession, intent_id: str) -> Reply:
 
 def post_tool(hook: HookSession) -> Reply:
     adapter, event = hook.adapter, hook.event
+    key = call_key(event)
     with hook.update() as state:  # popped before any connection: most calls need none
-        call_ids = state.pending.pop(call_key(event), None)
+        call_ids = state.pending.pop(key, None)
+        waiting = state.told.pop(key, None)  # an earlier report's message, never read
         session_id = state.session_id
-    if not call_ids or session_id is None:
-        return adapter.no_opinion(event)  # nothing was authorized for it (or a new keeper)
+    if not call_ids or session_id is None:  # nothing was authorized for it (or a new keeper)
+        return adapter.reported(event, waiting)
     messages: list[str] = []
     for call_id in call_ids:
         try:
@@ -151,7 +153,12 @@ def post_tool(hook: HookSession) -> Reply:
         if isinstance(audit, dict):
             messages.append(str(audit.get("message", "")))
     # the scope audit undid changes outside the intent: the agent is told which, path by path
-    return adapter.reported(event, "\n".join(messages) if messages else None)
+    message = "\n".join(m for m in (waiting, *messages) if m) or None
+    if message is not None and adapter.answer_ignored(event):
+        with hook.update() as state:  # told by the same call's next report instead
+            earlier = state.told.get(key)
+            state.told[key] = f"{earlier}\n{message}" if earlier else message
+    return adapter.reported(event, message)
 
 
 def session_end(hook: HookSession) -> Reply:

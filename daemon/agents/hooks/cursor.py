@@ -8,7 +8,10 @@ Each gated call is gated once, by the most specific hook Cursor has for it:
   does not enforce `ask` there). It answers `{}` for Shell, Read and MCP tools, which the hooks
   above gate.
 Reports: `postToolUse` / `postToolUseFailure` (by tool_use_id), `afterShellExecution`,
-`afterMCPExecution`, and `afterFileEdit` for edits. `sessionStart` adds the handshake.
+`afterMCPExecution`, and `afterFileEdit` for edits. A shell command is reported by whichever of
+`afterShellExecution` and `postToolUse` comes first (paired by command and cwd); Cursor ignores
+the answer to `afterShellExecution`, so what the scope audit undid waits for the command's
+`postToolUse`, whose `additional_context` reaches the model. `sessionStart` adds the handshake.
 Answers are JSON on stdout with exit 0 (`{"permission": ...}`); Cursor reads exit 2 as deny,
 which the hook uses when it cannot even parse its input.
 """
@@ -56,6 +59,8 @@ EVENTS: dict[str, EventKind] = {
 ASKS = frozenset({"beforeShellExecution", "beforeMCPExecution"})  # Cursor enforces "ask" here
 # preToolUse leaves these to the specific hooks above (one gate per call, not two)
 DEFERRED = frozenset({"Shell", "Read"})
+POST_TOOL = frozenset({"postToolUse", "postToolUseFailure"})
+IGNORED_ANSWERS = frozenset({"afterShellExecution"})  # Cursor does not read what these answer
 NEUTRAL = frozenset({"Task", "TodoWrite", "Todo", "AskQuestion", "SwitchMode"})
 WRITES = frozenset({"Write", "Edit", "StrReplace", "MultiEdit", "Delete", "EditNotebook"})
 SHELL, MCP, READ = "Shell", "MCP:", "Read"
@@ -87,7 +92,8 @@ class CursorAdapter(Adapter):
             "session_key": text_field(payload, "conversation_id", "session_id") or "",
             "cwd": text_field(payload, "cwd") or root}
         tool, tool_input = call_of(name, payload)
-        if name in ("preToolUse", "postToolUse", "postToolUseFailure") and deferred(tool):
+        if name in ("preToolUse", *POST_TOOL) and deferred(tool) \
+                and not (name in POST_TOOL and tool == SHELL):
             common["kind"] = "other"  # gated (and reported) by its own specific hook
         key = call_key_of(name, payload, tool, tool_input)
         failed = name == "postToolUseFailure"
@@ -128,6 +134,9 @@ class CursorAdapter(Adapter):
 
     def reports_at_once(self, event: HookEvent) -> bool:
         return event.name == "beforeReadFile"  # Cursor sends no "after" for a read
+
+    def answer_ignored(self, event: HookEvent) -> bool:
+        return event.name in IGNORED_ANSWERS
 
     def allow(self, event: HookEvent, reason: str, context: str | None = None) -> Reply:
         answer: dict[str, Any] = {"permission": "allow"}
@@ -186,10 +195,14 @@ def call_key_of(name: str, payload: Mapping[str, Any], tool: str, tool_input: An
         path = file_path(data)
         if isinstance(path, str):
             return "file:" + os.path.abspath(os.path.join(str(payload.get("cwd") or ""), path))
-    if name in ("preToolUse", "postToolUse", "postToolUseFailure") and not deferred(tool):
+    if name in ("preToolUse", *POST_TOOL) and not deferred(tool):
         use_id = payload.get("tool_use_id")
         if isinstance(use_id, str) and use_id:
             return use_id
+    if tool == SHELL:  # the shell hooks name its cwd `cwd`, postToolUse `working_directory`
+        cwd = text_field(data, "cwd", "working_directory") or text_field(payload, "cwd")
+        return derived_call_key(tool, {"command": data.get("command"),
+                                       "cwd": os.path.normpath(cwd) if cwd else None})
     return derived_call_key(tool, tool_input)
 
 

@@ -21,6 +21,7 @@ from typing import Any
 from intentd.daemon.utils.statedir import state_home
 
 MAX_PENDING = 200  # authorized calls never reported (the agent crashed): oldest dropped first
+MAX_TOLD = 20      # messages whose later report never came: oldest dropped first
 LOCK_POLL_SECONDS = 0.02
 
 
@@ -37,6 +38,9 @@ class AgentSession:
     intent_id: str | None = None          # selected again in a new keeper's session
     handshake_given: bool = False         # the handshake rode on a tool call's context
     pending: dict[str, list[str]] = field(default_factory=dict)  # call key -> authorized call_ids
+    # call key -> what a report's answer could not tell the agent (the agent ignores that
+    # answer), for the same call's next report, whose answer it reads
+    told: dict[str, str] = field(default_factory=dict)
     updated_at: float = 0.0
 
     @classmethod
@@ -48,6 +52,8 @@ class AgentSession:
         pending = session.pending if isinstance(session.pending, dict) else {}
         session.pending = {str(k): [str(i) for i in (v if isinstance(v, list) else [v])]
                            for k, v in pending.items()}
+        told = session.told if isinstance(session.told, dict) else {}
+        session.told = {str(k): str(v) for k, v in told.items()}
         return session
 
 
@@ -114,6 +120,8 @@ class StateFile:
         session.updated_at = time.time()
         while len(session.pending) > MAX_PENDING:
             session.pending.pop(next(iter(session.pending)))
+        while len(session.told) > MAX_TOLD:
+            session.told.pop(next(iter(session.told)))
         handle, tmp = tempfile.mkstemp(dir=self.folder, prefix=".state-")
         with os.fdopen(handle, "w") as out:
             json.dump(asdict(session), out)
