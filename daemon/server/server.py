@@ -115,7 +115,11 @@ def _caller(sock: socket.socket, pid: int) -> list[Proc] | None:
     """The ancestry of the process that connected; None when it cannot be vouched for. A peer
     that has exited (it may have handed its connection to a child) is never judged by what
     /proc shows under its pid, which another process may have taken meanwhile."""
-    pidfd = peer_pidfd(sock)
+    try:
+        pidfd = peer_pidfd(sock)
+    except OSError:
+        log.warning("could not hold the caller's pidfd; it cannot be vouched for", exc_info=True)
+        return None
     try:
         chain = caller_chain(pid)
         if chain is not None and pidfd is not None and has_exited(pidfd):

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import select
 import socket
 import struct
 from dataclasses import dataclass
 
+_NO_OPTION = (errno.ENOPROTOOPT, errno.EINVAL, errno.EOPNOTSUPP)
 # SO_PEERPIDFD (Linux 6.5+): 77 in asm-generic, which x86, arm and riscv use. Python 3.11 has
 # no name for it. What comes back is checked to be a pidfd before it is trusted as one.
 SO_PEERPIDFD = 77
@@ -34,19 +36,21 @@ def peer_credentials(sock: socket.socket) -> PeerCredentials | None:
 
 def peer_pidfd(sock: socket.socket) -> int | None:
     """A pidfd for the process that connected: it names that process for good, whatever
-    later takes its pid. None where the kernel has none (before Linux 6.5)."""
+    later takes its pid. None where the kernel has none (before Linux 6.5). Any other failure
+    raises OSError: out of file descriptors, say, which an agent can bring about, must not
+    pass for an old kernel."""
     try:
         fd = sock.getsockopt(socket.SOL_SOCKET, SO_PEERPIDFD)
-    except OSError:
-        return None
+    except OSError as exc:
+        if exc.errno in _NO_OPTION:
+            return None
+        raise
     try:
         if fd >= 0 and os.readlink(f"/proc/self/fd/{fd}") == "anon_inode:[pidfd]":
             return fd
     except OSError:
         pass
-    if fd >= 0:  # another option under that number on this machine: not ours to keep
-        os.close(fd)
-    return None
+    return None  # another option under that number on this machine: not a descriptor of ours
 
 
 def has_exited(pidfd: int) -> bool:

@@ -3,8 +3,10 @@ process of the person's: the daemon must not judge the connection by that proces
 
 from __future__ import annotations
 
+import errno
 import os
 import signal
+import socket
 import subprocess
 import sys
 import textwrap
@@ -14,7 +16,9 @@ from pathlib import Path
 import pytest
 
 from intentd.daemon import protocol
+from intentd.daemon.server.server import _caller
 from intentd.daemon.testing import DaemonProcess
+from intentd.daemon.trust.peer import SO_PEERPIDFD, peer_pidfd
 from tests.trust.agent_side import wait_file
 
 NS_LAST_PID = Path("/proc/sys/kernel/ns_last_pid")
@@ -54,8 +58,18 @@ def take_pid(pid: int, tries: int = 200) -> subprocess.Popen[bytes] | None:
     return None
 
 
-@pytest.mark.skipif(os.geteuid() != 0 or not os.access(NS_LAST_PID, os.W_OK),
-                    reason="steering the next pid needs root")
+def kernel_has_pidfds() -> bool:
+    left, right = socket.socketpair()
+    with left, right:
+        fd = peer_pidfd(left)
+        if fd is not None:
+            os.close(fd)
+        return fd is not None
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not os.access(NS_LAST_PID, os.W_OK)
+                    or not kernel_has_pidfds(),
+                    reason="steering the next pid needs root; the check needs SO_PEERPIDFD (Linux 6.5)")
 def test_a_reused_pid_never_lends_its_side_to_a_handed_over_connection(
         daemon: DaemonProcess, ws: Path, short_dir: Path) -> None:
     assert daemon.process is not None
@@ -80,3 +94,26 @@ def test_a_reused_pid_never_lends_its_side_to_a_handed_over_connection(
     finally:
         reuser.kill()
         reuser.wait()
+
+
+@pytest.mark.parametrize("errno_code, vouched", [(errno.EMFILE, False), (errno.ENFILE, False),
+                                                 (errno.ENOPROTOOPT, True)])
+def test_a_pidfd_that_cannot_be_had_leaves_the_caller_unvouched_for(
+        monkeypatch: pytest.MonkeyPatch, errno_code: int, vouched: bool) -> None:
+    """Out of descriptors (an agent can open enough connections for that) is no old kernel:
+    the caller gets no side, so person methods are refused; a kernel with no SO_PEERPIDFD
+    reads the ancestry as before."""
+    real = socket.socket.getsockopt
+
+    def getsockopt(sock: socket.socket, level: int, option: int, *rest: int) -> object:
+        if (level, option) == (socket.SOL_SOCKET, SO_PEERPIDFD):
+            raise OSError(errno_code, os.strerror(errno_code))
+        return real(sock, level, option, *rest)
+
+    monkeypatch.setattr(socket.socket, "getsockopt", getsockopt)
+    left, right = socket.socketpair()
+    with left, right:
+        chain = _caller(left, os.getpid())
+    assert (chain is not None) is vouched
+    if chain is not None:
+        assert chain[0].pid == os.getpid()
