@@ -11,8 +11,14 @@
  *   "d 0 0 0 ./PATH"                                   for a folder
  *   "TYPE SIZE MODE SECONDS.NANOSECONDS0 ./PATH"       for anything else
  * with TYPE one of find's %y letters (f, l, p, s, b, c) and MODE the permission bits in octal,
- * exactly as walk.expected() builds them. Entries named .git, and the folders the caller prunes,
- * are left out with what is beneath them. Nothing is followed: links are listed, not entered.
+ * exactly as walk.expected() builds them (one difference: a time before 1970 is printed as "-",
+ * where find prints the negative number; expected() never vouches for such a time). Entries
+ * named .git, and the folders the caller prunes, are left out with what is beneath them.
+ * Nothing is followed: links are listed, not entered.
+ *
+ * A folder's descriptor stays open while its subfolders are listed, so a tree deeper than
+ * MAX_DEPTH is not listed here (ELOOP): an agent could otherwise make one deep enough to use up
+ * the daemon's descriptors. walk.py then has GNU find list it.
  */
 
 #define PY_SSIZE_T_CLEAN
@@ -34,6 +40,7 @@
 
 #define DENTS_SIZE 32768
 #define PATH_SIZE 8192
+#define MAX_DEPTH 128
 
 struct linux_dirent64 {
     uint64_t d_ino;
@@ -54,6 +61,7 @@ typedef struct {
     char **pruned;         /* relative paths of folders left out */
     Py_ssize_t npruned;
     int failed;            /* an errno that makes the whole listing worthless, or 0 */
+    int depth;             /* folders open above the one being listed */
 } Lister;
 
 static int reserve(Lister *l, size_t more) {
@@ -182,13 +190,19 @@ static void list_entry(Lister *l, int dirfd, size_t start, size_t end, unsigned 
     if (is_pruned(l, end))
         return;
     put_folder(l, end);
+    if (l->depth >= MAX_DEPTH) {
+        l->failed = ELOOP;
+        return;
+    }
     int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) {
         if (errno == EMFILE || errno == ENFILE || errno == ENOMEM)
             l->failed = errno;
         return;  /* unreadable, or replaced since: listed, its contents not (as find does) */
     }
+    l->depth++;
     list_folder(l, fd, end);
+    l->depth--;
     close(fd);
 }
 
@@ -221,6 +235,11 @@ static void list_folder(Lister *l, int fd, size_t end) {
             break;
         used += (size_t)n;
     }
+    if (used > 0 && used < size) {  /* held while the subfolders are listed: no more than read */
+        char *fitted = realloc(dents, used);
+        if (fitted != NULL)
+            dents = fitted;
+    }
     l->path[end] = '/';
     for (size_t at = 0; at < used && !l->failed;) {
         struct linux_dirent64 *d = (struct linux_dirent64 *)(dents + at);
@@ -242,15 +261,36 @@ static void list_folder(Lister *l, int fd, size_t end) {
 
 static PyObject *listing(PyObject *self, PyObject *args) {
     (void)self;
-    PyObject *root_arg, *names_arg, *pruned_arg, *root_bytes = NULL, *result = NULL;
-    if (!PyArg_ParseTuple(args, "OO!O!", &root_arg, &PyList_Type, &names_arg, &PyList_Type,
-                          &pruned_arg))
+    PyObject *root_arg, *names_list, *pruned_list, *root_bytes = NULL, *result = NULL;
+    if (!PyArg_ParseTuple(args, "OO!O!", &root_arg, &PyList_Type, &names_list, &PyList_Type,
+                          &pruned_list))
         return NULL;
-    if (!PyUnicode_FSConverter(root_arg, &root_bytes))
+    /* Copies that nothing can change while they are read, holding only str. */
+    PyObject *names_arg = PySequence_Tuple(names_list);
+    PyObject *pruned_arg = names_arg ? PySequence_Tuple(pruned_list) : NULL;
+    if (pruned_arg == NULL) {
+        Py_XDECREF(names_arg);
         return NULL;
+    }
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(names_arg) + PyTuple_GET_SIZE(pruned_arg); i++) {
+        PyObject *item = i < PyTuple_GET_SIZE(names_arg)
+                             ? PyTuple_GET_ITEM(names_arg, i)
+                             : PyTuple_GET_ITEM(pruned_arg, i - PyTuple_GET_SIZE(names_arg));
+        if (!PyUnicode_CheckExact(item)) {
+            PyErr_SetString(PyExc_TypeError, "names and pruned must hold str only");
+            Py_DECREF(names_arg);
+            Py_DECREF(pruned_arg);
+            return NULL;
+        }
+    }
+    if (!PyUnicode_FSConverter(root_arg, &root_bytes)) {
+        Py_DECREF(names_arg);
+        Py_DECREF(pruned_arg);
+        return NULL;
+    }
     Lister l = {0};
-    Py_ssize_t nnames = PyList_GET_SIZE(names_arg);
-    l.npruned = PyList_GET_SIZE(pruned_arg);
+    Py_ssize_t nnames = PyTuple_GET_SIZE(names_arg);
+    l.npruned = PyTuple_GET_SIZE(pruned_arg);
     char **names = calloc((size_t)nnames + 1, sizeof(char *));
     l.pruned = calloc((size_t)l.npruned + 1, sizeof(char *));
     PyObject **held = calloc((size_t)(nnames + l.npruned) + 1, sizeof(PyObject *));
@@ -260,8 +300,8 @@ static PyObject *listing(PyObject *self, PyObject *args) {
         goto done;
     }
     for (Py_ssize_t i = 0; i < nnames + l.npruned; i++) {
-        PyObject *item = i < nnames ? PyList_GET_ITEM(names_arg, i)
-                                    : PyList_GET_ITEM(pruned_arg, i - nnames);
+        PyObject *item = i < nnames ? PyTuple_GET_ITEM(names_arg, i)
+                                    : PyTuple_GET_ITEM(pruned_arg, i - nnames);
         if (!PyUnicode_FSConverter(item, &held[nheld]))
             goto done;
         char *text = PyBytes_AS_STRING(held[nheld++]);
@@ -303,6 +343,8 @@ done:
     free(names);
     free(l.pruned);
     Py_DECREF(root_bytes);
+    Py_DECREF(names_arg);
+    Py_DECREF(pruned_arg);
     return result;
 }
 
@@ -312,7 +354,8 @@ static PyMethodDef methods[] = {
      "The records of the top-level entries `names` of the folder `root` and of everything\n"
      "beneath them, leaving out entries named .git and the folders whose relative paths are in\n"
      "`pruned`. Raises OSError when the listing could not be whole (out of memory or file\n"
-     "descriptors, a path too long); an unreadable folder is listed without its contents."},
+     "descriptors, a path too long, folders nested deeper than 128); an unreadable folder is\n"
+     "listed without its contents."},
     {NULL, NULL, 0, NULL},
 };
 

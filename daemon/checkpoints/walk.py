@@ -2,7 +2,8 @@
 
 A Python walk pays an interpreter round trip per file (scandir entry, lstat, ignore check); at
 50k files that made the fallback slower than `git add -A`. Here the tree is listed as one record
-per entry, "type size mode mtime ./path" (see listing.py), and Python compares records, not files:
+per entry, "type size mode mtime ./path" (see listing.py), and Python compares records, not files
+(a record whole: one string comparison or set lookup per unchanged file, no numbers parsed):
 
 - the first walk (and any walk after the ignore rules changed) compares each record with the
   text the recorded entry would give (see expected()) and checks the ignore rules;
@@ -28,10 +29,6 @@ from .ignore import CheckpointIgnore, Frame, rules_digest
 from .listing import list_records
 from .state import DiskStat, Entry, lstat
 
-# A record is compared whole: one string comparison, or one set lookup, per unchanged file
-# instead of parsing four numbers. A folder's record leaves out its size and mtime, which change
-# whenever a file is added or removed in it: its record stays the same, so that a walk need not
-# look for what it replaced.
 MAX_PRUNED = 64  # ignored folders left out of a listing; past that, find's per-entry tests cost more
 Known = Mapping[str, tuple[int, Entry]]
 

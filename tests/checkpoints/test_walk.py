@@ -279,7 +279,7 @@ def test_the_native_lister_lists_what_find_lists(tree: Path, monkeypatch: pytest
             monkeypatch.setattr(listing, "native", None)
             by_find = listed(tree, pruned)
             monkeypatch.undo()
-            assert sorted(native) == sorted(by_find)
+            assert native == by_find  # record for record, in the same order
             paths = [r.partition(" ./")[2] for r in native]
             assert "sock" in paths and "pipe" in paths and "src/deep/dangling" in paths
             assert not [p for p in paths if ".git" in p.split("/")]
@@ -290,6 +290,24 @@ def test_the_native_lister_lists_what_find_lists(tree: Path, monkeypatch: pytest
                     inside = [r for r in native if r.partition(" ./")[2].startswith(
                         record.partition(" ./")[2] + "/")]
                     assert native[at + 1: at + 1 + len(inside)] == inside
+
+
+def test_a_tree_too_deep_for_the_native_lister_is_listed_by_find(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each open folder holds a descriptor: past 128 levels the native lister stops (an agent
+    could nest folders until the daemon has none left) and GNU find lists the tree whole."""
+    if listing.native is None:
+        pytest.fail("the native lister was not built")
+    root = tmp_path / "ws"
+    deep = root.joinpath(*["d"] * 150)
+    deep.mkdir(parents=True)
+    (deep / "f.txt").write_text("x")
+    with pytest.raises(OSError):
+        listing.native.listing(str(root), ["d"], [])
+    records = listed(root, [])
+    assert records[-1].endswith("/d/f.txt") and len(records) == 151
+    monkeypatch.setattr(listing, "native", None)
+    assert listed(root, []) == records
 
 
 def test_a_failing_native_lister_hands_the_listing_to_find(tree: Path,
