@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from dulwich.objects import Blob
 
-from intentd.daemon.utils.inflight import is_ours
+from intentd.daemon.utils.inflight import is_ours, under_way
 
 from .errors import WorkspaceMissing
 from .objects import PACK_CHUNK_BYTES, BlobStore, blob_sha, make_blob
@@ -192,7 +192,7 @@ class Recorder:
         changes = Changes()
         pending = _Pending(self._blobs)
         for rel, st in stats.items():
-            if is_ours(rel.rpartition("/")[2]):
+            if under_way() and is_ours(os.path.join(self._root, rel)):
                 continue  # a write of intentd's own, renamed over its target in a moment
             if not _storable(rel):
                 changes.skipped.append((rel, "file name is not valid UTF-8"))

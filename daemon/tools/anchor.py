@@ -112,7 +112,7 @@ class Anchor:
             info = _final_info(self.path, self.name, folder)
             if mode is None and info is not None:
                 mode = info.st_mode & 0o7777
-            _replace(folder, self.name, data, mode)
+            _replace(folder, os.path.dirname(self.path), self.name, data, mode)
         finally:
             if folder != self.fd:
                 os.close(folder)
@@ -194,8 +194,8 @@ def _final_info(path: str, name: str, folder: int) -> os.stat_result | None:
     return info
 
 
-def _replace(folder: int, name: str, data: bytes, mode: int | None) -> None:
-    with temporary_name() as temp:  # checkpoints taken meanwhile leave it out
+def _replace(folder: int, folder_path: str, name: str, data: bytes, mode: int | None) -> None:
+    with temporary_name(folder_path) as temp:  # checkpoints taken meanwhile leave it out
         fd = os.open(temp, _TEMP, 0o666, dir_fd=folder)
         try:
             with os.fdopen(fd, "wb") as handle:

@@ -129,7 +129,7 @@ def atomic_write(path: str, text: str, mode: int | None = None) -> None:
     os.makedirs(folder, exist_ok=True)
     if mode is None:
         mode = _existing_mode(path)
-    with temporary_name() as name:  # checkpoints taken meanwhile leave it out
+    with temporary_name(os.path.abspath(folder)) as name:  # checkpoints taken meanwhile leave it out
         temp = os.path.join(folder, name)
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
         try:
