@@ -44,13 +44,18 @@ class ScopeAudit:
     undo_checkpoint: str | None = None       # restoring it undoes the audit
     note: str = ""                           # why changes were left in place, when they were
     rechecked: bool = False                  # ignore rules were brought back, then looked again
+    # The second look's safety checkpoint. It alone holds what the changed rules hid when
+    # undo_checkpoint was taken: restoring undo_checkpoint, then from this one each path the
+    # second look undid (restore --path), undoes the whole audit.
+    recheck_undo_checkpoint: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {"mode": self.mode, "checkpoint_id": self.checkpoint_id, "intent_id": self.intent_id,
                 "out_of_scope": [list(item) for item in self.found], "undone": list(self.undone),
                 "left": [list(item) for item in self.left],
                 "undo_checkpoint": self.undo_checkpoint, "note": self.note,
-                "rechecked": self.rechecked, "message": self.message()}
+                "rechecked": self.rechecked,
+                "recheck_undo_checkpoint": self.recheck_undo_checkpoint, "message": self.message()}
 
     def message(self) -> str:
         """What the agent is told, one path a line."""
@@ -119,9 +124,11 @@ def audit(store: Store, checkpoint_id: str, intent: Intent | None, mode: str,
     changed, again = _outside(store, checkpoint_id, intent, writable, fold_case)
     seen = {p for p, _ in found}
     more = tuple((p, s) for p, s in again if p not in seen)
-    undone_more, left_more, _ = _restore(store, checkpoint_id, more, changed) if more else ([], [], None)
+    undone_more, left_more, undo_more = (_restore(store, checkpoint_id, more, changed) if more
+                                         else ([], [], None))
     return replace(result, found=found + more, undone=result.undone + tuple(undone_more),
-                   left=result.left + tuple(left_more), rechecked=True)
+                   left=result.left + tuple(left_more), rechecked=True,
+                   recheck_undo_checkpoint=undo_more)
 
 
 def _outside(store: Store, checkpoint_id: str, intent: Intent | None,

@@ -261,3 +261,12 @@ def test_what_a_restored_ignore_rule_hid_is_checked_too(connect: Connect, tmp_pa
     assert audit["undone"] == [".gitignore", "docs/guide.md"]
     assert (workspace / "docs" / "guide.md").read_text() == "# guide\n"
     assert "what they hid was checked once they were brought back" in audit["message"]
+    # The whole audit can still be undone: the first safety checkpoint, then what the second
+    # look undid, from its own safety checkpoint (the first could not see behind the rule).
+    person = connect("gui")
+    person.call(protocol.CHECKPOINTS_RESTORE, {"workspace": str(workspace),
+                                               "checkpoint_id": audit["undo_checkpoint"]})
+    person.call(protocol.CHECKPOINTS_RESTORE, {"workspace": str(workspace), "path": "docs/guide.md",
+                                               "checkpoint_id": audit["recheck_undo_checkpoint"]})
+    assert (workspace / "docs" / "guide.md").read_text() == "rewritten under cover\n"
+    assert (workspace / ".gitignore").read_text() == "*.log\ndocs/\n"
