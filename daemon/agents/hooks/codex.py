@@ -164,6 +164,8 @@ class CodexAdapter(Adapter):
 
 
 # Folders a shell named by its full path may come from, for `bash -lc SCRIPT` to be read as SCRIPT.
+# (/usr/local/bin and /opt/homebrew/bin belong to the user on Homebrew Macs: an agent able to
+# replace a shell there could replace any program on PATH, the bare `bash` included.)
 SYSTEM_BIN = ("/bin", "/usr/bin", "/usr/local/bin", "/opt/homebrew/bin", "/run/current-system/sw/bin")
 
 
