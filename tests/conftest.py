@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -51,9 +52,10 @@ def daemon(short_dir: Path) -> Iterator[DaemonProcess]:
         yield process
 
 
-@pytest.fixture
-def connect(daemon: DaemonProcess) -> Iterator[Callable[[str], Client]]:
-    """connect(name): a client of the daemon, initialized under that client name."""
+@contextmanager
+def clients_of(daemon: DaemonProcess) -> Iterator[Callable[[str], Client]]:
+    """make(name): a client of the daemon, initialized under that client name; all are closed
+    when the block ends."""
     clients: list[Client] = []
 
     def make(name: str = "test") -> Client:
@@ -62,6 +64,15 @@ def connect(daemon: DaemonProcess) -> Iterator[Callable[[str], Client]]:
         clients.append(client)
         return client
 
-    yield make
-    for client in clients:
-        client.close()
+    try:
+        yield make
+    finally:
+        for client in clients:
+            client.close()
+
+
+@pytest.fixture
+def connect(daemon: DaemonProcess) -> Iterator[Callable[[str], Client]]:
+    """connect(name): a client of the daemon, initialized under that client name."""
+    with clients_of(daemon) as make:
+        yield make

@@ -179,7 +179,7 @@ class CheckpointStore:
                         return None
                     self._recorder.hints = hints
                     try:
-                        seq = parse_id(self._create(None, BASELINE, kind="baseline").id)
+                        seq = parse_id(self._create(None, BASELINE, kind="baseline")[0].id)
                     finally:
                         self._recorder.hints = hints = Known()
                     # The baseline's entries sit in the write-ahead log: fold them in now, or
@@ -303,7 +303,7 @@ class CheckpointStore:
             raise InvalidPath("paths must be a list of paths, not one string")
         self.wait_for_upkeep()
         with self._lock.hold():
-            return self._create(paths, label)
+            return self._create(paths, label)[0]
 
     def latest_or_create(self, *, label: str) -> tuple[Checkpoint, bool]:
         """Before a command that should change nothing: the newest checkpoint when nothing has
@@ -312,61 +312,45 @@ class CheckpointStore:
         create(None) takes. True when the checkpoint is new: an `ls` after an `ls` adds none."""
         self.wait_for_upkeep()
         with self._lock.hold():
-            return self._create_unless_unchanged(label)
-
-    def _create_unless_unchanged(self, label: str) -> tuple[Checkpoint, bool]:
-        created_ns, clock_ns = time.time_ns(), _fs_clock_ns()
-        self._check_workspace()
-        try:
-            capture, changes, run_start = self._observe(None, drain=True, save=True)
-            latest = self._manifest.last()
-            if latest is not None and run_start is not None and _unchanged(capture, changes):
-                # the watcher was drained here, at the latest checkpoint's state: it covers since
-                if self._tracker is not None:
-                    self._drained_seq = latest.seq
-                return self._checkpoint(latest), False
-            return self._commit(None, label, capture, changes, run_start, created_ns, clock_ns,
-                                upkeep=True, holds=(), kind=""), True
-        except BaseException:
-            if self._tracker is not None:
-                self._tracker.mark_lost()  # what it saw since the last checkpoint was not recorded
-            raise
+            return self._create(None, label, reuse=True)
 
     def _create(self, paths: Sequence[str] | None, label: str, *, upkeep: bool = True,
-                holds: Iterable[str] = (), kind: str = "") -> Checkpoint:
+                holds: Iterable[str] = (), kind: str = "",
+                reuse: bool = False) -> tuple[Checkpoint, bool]:
+        """The new checkpoint, and True; with `reuse`, the latest one and False when nothing
+        changed since it."""
         created_ns, clock_ns = time.time_ns(), _fs_clock_ns()
         self._check_workspace()
         try:
             capture, changes, run_start = self._observe(paths, drain=True, save=True)
-            return self._commit(paths, label, capture, changes, run_start, created_ns, clock_ns,
-                                upkeep=upkeep, holds=holds, kind=kind)
+            latest = (self._manifest.last() if reuse and run_start is not None
+                      and _unchanged(capture, changes) else None)
+            if latest is not None:
+                # the watcher was drained here, at the latest checkpoint's state: it covers since
+                if self._tracker is not None:
+                    self._drained_seq = latest.seq
+                return self._checkpoint(latest), False
+            kind = kind or ("files" if paths is not None else "command")
+            draft = Draft(label, kind, capture.complete,
+                          created_ns, clock_ns,
+                          sorted({p for p, e in changes.entries.items() if e.kind != "skipped"}
+                                 | set(holds)),
+                          capture.skipped + changes.skipped, changes.entries,
+                          changes.created if run_start is not None else [],
+                          changes.stat_refresh, changes.bytes_added, capture.rules,
+                          changes.first_seen, capture.coverage)
+            seq = self._manifest.commit(draft, run_start)
         except BaseException:
             if self._tracker is not None:
                 self._tracker.mark_lost()  # what it saw since the last checkpoint was not recorded
             raise
-
-    def _commit(self, paths: Sequence[str] | None, label: str, capture: Capture, changes: Changes,
-                run_start: int | None, created_ns: int, clock_ns: int, *, upkeep: bool,
-                holds: Iterable[str], kind: str) -> Checkpoint:
-        """Write what _observe found as a new checkpoint (the caller marks the watcher lost
-        when this fails)."""
-        kind = kind or ("files" if paths is not None else "command")
-        draft = Draft(label, kind, capture.complete,
-                      created_ns, clock_ns,
-                      sorted({p for p, e in changes.entries.items() if e.kind != "skipped"}
-                             | set(holds)),
-                      capture.skipped + changes.skipped, changes.entries,
-                      changes.created if run_start is not None else [],
-                      changes.stat_refresh, changes.bytes_added, capture.rules,
-                      changes.first_seen, capture.coverage)
-        seq = self._manifest.commit(draft, run_start)
         if self._tracker is not None:
             self._drained_seq = seq
         self._remember(seq, changes)
         if upkeep:
             self._start_upkeep()
         return self._checkpoint(Row(seq, created_ns, clock_ns, label, draft.kind, draft.complete,
-                                    tuple(draft.files), tuple(draft.skipped), draft.coverage))
+                                    tuple(draft.files), tuple(draft.skipped), draft.coverage)), True
 
     def _observe(self, paths: Sequence[str] | None, *, drain: bool,
                  save: bool) -> tuple[Capture, Changes, int | None]:
@@ -434,7 +418,7 @@ class CheckpointStore:
                      if prefix is None or under(p, prefix)]
             safety = self._create(None, f"safety: before restoring {name}"
                                         + (f" ({prefix})" if prefix else ""), upkeep=False,
-                                  holds=holds)
+                                  holds=holds)[0]
             paths = [p for p in self._manifest.changed_after(row.seq)
                      if prefix is None or under(p, prefix)]
             targets = self._states_then(row.seq, paths)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QLabel
@@ -133,9 +134,11 @@ def test_settings_says_where_a_command_grant_came_from_and_copies_it_as_a_policy
     agent.close()
 
 
-def test_a_grant_asked_for_in_the_terminal_is_confirmed_in_settings(
+def approved_with_a_grant_from_the_terminal(
         daemon: DaemonProcess, project: Path, agent: Callable[..., Agent],
-        make_window: MakeWindow, qtbot: QtBot) -> None:
+        make_window: MakeWindow, qtbot: QtBot) -> tuple[MainWindow, Agent, dict[str, Any]]:
+    """The app open, an agent's write waiting, and the terminal approving it with a grant on
+    src/**, which waits in Settings for a person: (the window, the agent, the answer)."""
     window, _core = make_window(daemon.socket_path)
     caller = agent(project, "--path", "src/x.py")
     qtbot.waitUntil(lambda: rows(window) == 1, timeout=10000)
@@ -143,9 +146,17 @@ def test_a_grant_asked_for_in_the_terminal_is_confirmed_in_settings(
     assert approval is not None
     with Client(daemon.socket_path) as terminal:
         terminal.initialize("intentd-cli")
-        answer = terminal.call(protocol.APPROVALS_RESPOND, {
+        answer: dict[str, Any] = terminal.call(protocol.APPROVALS_RESPOND, {
             "approval_id": approval.id, "decision": "approve",
             "grant": {"lifetime": "workspace", "shape": "path", "pattern": "src/**"}})
+    return window, caller, answer
+
+
+def test_a_grant_asked_for_in_the_terminal_is_confirmed_in_settings(
+        daemon: DaemonProcess, project: Path, agent: Callable[..., Agent],
+        make_window: MakeWindow, qtbot: QtBot) -> None:
+    window, caller, answer = approved_with_a_grant_from_the_terminal(
+        daemon, project, agent, make_window, qtbot)
     assert "queued" in answer["grant"]
     caller.wait(qtbot)
     panel = window.settings_pane.grants
@@ -158,16 +169,8 @@ def test_a_grant_asked_for_in_the_terminal_is_confirmed_in_settings(
 def test_a_grant_asked_for_in_the_terminal_can_be_refused_in_settings(
         daemon: DaemonProcess, project: Path, agent: Callable[..., Agent],
         make_window: MakeWindow, qtbot: QtBot) -> None:
-    window, _core = make_window(daemon.socket_path)
-    caller = agent(project, "--path", "src/x.py")
-    qtbot.waitUntil(lambda: rows(window) == 1, timeout=10000)
-    approval = window.approvals_pane.current()
-    assert approval is not None
-    with Client(daemon.socket_path) as terminal:
-        terminal.initialize("intentd-cli")
-        terminal.call(protocol.APPROVALS_RESPOND, {
-            "approval_id": approval.id, "decision": "approve",
-            "grant": {"lifetime": "workspace", "shape": "path", "pattern": "src/**"}})
+    window, caller, _answer = approved_with_a_grant_from_the_terminal(
+        daemon, project, agent, make_window, qtbot)
     assert caller.wait(qtbot)[0]["decision"] == "allow", "the call itself was approved"
     panel = window.settings_pane.grants
     window.settings_pane.set_workspace(str(project))

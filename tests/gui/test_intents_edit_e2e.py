@@ -56,6 +56,17 @@ def open_editor(window: MainWindow, qtbot: QtBot) -> ScopeEditorDialog:
     return dialog
 
 
+def offer_from_the_last_refusal(window: MainWindow, qtbot: QtBot) -> ScopeEditorDialog:
+    """Activity's newest row (a refusal at scope): "Add to this intent's scope…", its editor."""
+    window.show_tab(ACTIVITY)
+    table, action = window.activity_pane.table, window.activity_scope_action
+    qtbot.waitUntil(lambda: table.model().rowCount() > 0, timeout=5000)
+    table.selectRow(table.model().rowCount() - 1)
+    assert action.isEnabled()
+    action.trigger()
+    return open_editor(window, qtbot)
+
+
 def test_the_scope_editor_previews_each_change_and_saves_it(
         daemon: DaemonProcess, project: Path, make_window: MakeWindow, qtbot: QtBot) -> None:
     add_files(project)
@@ -95,13 +106,7 @@ def test_a_call_refused_at_scope_is_added_to_the_scope_and_the_next_try_passes(
         write = {"session_id": session, "tool": "write_to_file",
                  "args": {"path": "docs/new.md", "content": "n"}}
         assert agent.call(protocol.TOOLS_CALL, write)["stage"] == "scope"
-        window.show_tab(ACTIVITY)
-        table, action = window.activity_pane.table, window.activity_scope_action
-        qtbot.waitUntil(lambda: table.model().rowCount() > 0, timeout=5000)
-        table.selectRow(table.model().rowCount() - 1)
-        assert action.isEnabled()
-        action.trigger()
-        dialog = open_editor(window, qtbot)
+        dialog = offer_from_the_last_refusal(window, qtbot)
         assert [b.text().split()[0] for b in dialog.choices.buttons()] == ["docs/new.md",
                                                                            "docs/**"]
         assert dialog.text.toPlainText() == "src/**\ndocs/new.md"
@@ -237,13 +242,7 @@ def test_a_folder_refused_as_itself_is_offered_anchored_and_the_next_try_passes(
         refused = agent.call(protocol.TOOLS_CALL, remove, timeout=60)
         assert (refused["stage"], "not the folder src itself" in refused["reason"]) == (
             "scope", True)
-        window.show_tab(ACTIVITY)
-        table, action = window.activity_pane.table, window.activity_scope_action
-        qtbot.waitUntil(lambda: table.model().rowCount() > 0, timeout=5000)
-        table.selectRow(table.model().rowCount() - 1)
-        assert action.isEnabled()
-        action.trigger()
-        dialog = open_editor(window, qtbot)
+        dialog = offer_from_the_last_refusal(window, qtbot)
         # `/src`, not `src`: a bare name would own every folder called src, lib/src as well.
         assert [b.text().split()[0] for b in dialog.choices.buttons()] == ["/src"]
         assert dialog.text.toPlainText() == "src/**\n/src"

@@ -11,29 +11,17 @@ from pathlib import Path
 
 import pytest
 
-from intentd.daemon.client import Client
 from intentd.daemon.sandbox.landlock import FORCE_ABI_ENV
 from intentd.daemon.setup.doctor.system import check_sandbox
-from intentd.daemon.testing import DaemonProcess
-from tests.sandbox.conftest import Connect, approved_command, ledger_entries
+from tests.sandbox.conftest import Connect, approved_command, daemon_with, ledger_entries
 
 NO_LANDLOCK = {FORCE_ABI_ENV: "0"}  # the test seam: the ABI probe answers 0
 
 
 @pytest.fixture
 def connect(short_dir: Path) -> Iterator[Connect]:
-    with DaemonProcess(short_dir / "d.sock", short_dir / "state", NO_LANDLOCK) as daemon:
-        clients: list[Client] = []
-
-        def make(name: str = "test") -> Client:
-            client = Client(daemon.socket_path, timeout=30).connect()
-            client.initialize(name)
-            clients.append(client)
-            return client
-
+    with daemon_with(short_dir, NO_LANDLOCK) as make:
         yield make
-        for client in clients:
-            client.close()
 
 
 def test_an_unconfined_command_says_so_and_the_audit_still_undoes(connect: Connect,

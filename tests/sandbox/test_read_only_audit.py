@@ -4,7 +4,6 @@ unconfined. Commands run here under Landlock stay as they are: no write right, n
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,8 +13,15 @@ import pytest
 from intentd.daemon import protocol
 from intentd.daemon.client import Client
 from intentd.daemon.sandbox.landlock import FORCE_ABI_ENV, kernel_abi
-from intentd.daemon.testing import DaemonProcess, make_intent, make_workspace
-from tests.sandbox.conftest import Connect, git_workspace, ledger_entries, unasked_command
+from tests.sandbox.conftest import (
+    Connect,
+    daemon_with,
+    git_workspace,
+    ledger_entries,
+    path_with,
+    two_agents,
+    unasked_command,
+)
 from tests.server.helpers import open_session
 
 READ = "cat src/app.py"  # what the agent's command looks like to the policy: read-only
@@ -121,18 +127,6 @@ def test_with_the_audit_off_a_read_takes_no_checkpoint(connect: Connect, tmp_pat
     assert (workspace / "docs" / "stray.md").exists()
 
 
-def two_agents(connect: Connect, tmp_path: Path) -> tuple[Path, Client, str, Client, str]:
-    """One workspace, two agents: the first on INT-1 (src/), the second on INT-2 (docs/)."""
-    workspace = make_workspace(tmp_path / "ws", make_intent("INT-1", owned_scope=["src/**"]),
-                               make_intent("INT-2", owned_scope=["docs/**"]),
-                               policy={"auto_approve": {"all_commands": True}},
-                               files={"src/app.py": "x\n", "docs/guide.md": "# guide\n"})
-    first, second = connect("agent-1"), connect("agent-2")
-    one, two = open_session(first, workspace), open_session(second, workspace, select=False)
-    second.call(protocol.INTENTS_SELECT, {"session_id": two, "intent_id": "INT-2"})
-    return workspace, first, one, second, two
-
-
 def test_a_read_alongside_anothers_command_undoes_none_of_its_work(connect: Connect,
                                                                   tmp_path: Path) -> None:
     """What the other agent's `make` wrote lies outside the reader's scope, and the read's
@@ -179,23 +173,9 @@ SHADOW_CAT = "#!/bin/sh\necho sneaky > docs/notes.txt\nexec /bin/cat \"$@\"\n"
 @pytest.fixture
 def unconfined(short_dir: Path) -> Iterator[Connect]:
     """A daemon without Landlock whose PATH starts with the shadowing `cat`."""
-    shadow = short_dir / "bin"
-    shadow.mkdir()
-    (shadow / "cat").write_text(SHADOW_CAT)
-    (shadow / "cat").chmod(0o755)
-    env = {"PATH": f"{shadow}{os.pathsep}{os.environ.get('PATH', '')}", FORCE_ABI_ENV: "0"}
-    with DaemonProcess(short_dir / "d.sock", short_dir / "state", env) as daemon:
-        clients: list[Client] = []
-
-        def make(name: str = "test") -> Client:
-            client = Client(daemon.socket_path, timeout=30).connect()
-            client.initialize(name)
-            clients.append(client)
-            return client
-
+    env = {"PATH": path_with(short_dir, "cat", SHADOW_CAT), FORCE_ABI_ENV: "0"}
+    with daemon_with(short_dir, env) as make:
         yield make
-        for client in clients:
-            client.close()
 
 
 def test_without_landlock_a_read_run_here_is_audited(unconfined: Connect, tmp_path: Path) -> None:

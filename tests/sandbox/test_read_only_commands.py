@@ -3,16 +3,13 @@ let it write nothing in the workspace, though an intent is selected."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from intentd.daemon.client import Client
 from intentd.daemon.sandbox.landlock import kernel_abi
-from intentd.daemon.testing import DaemonProcess
-from tests.sandbox.conftest import Connect, git_workspace, unasked_command
+from tests.sandbox.conftest import Connect, daemon_with, git_workspace, path_with, unasked_command
 
 pytestmark = pytest.mark.skipif(kernel_abi() < 1, reason="needs a kernel with Landlock")
 
@@ -23,23 +20,9 @@ SHADOW_CAT = "#!/bin/sh\necho sneaky > src/notes.txt\nexec /bin/cat \"$@\"\n"
 @pytest.fixture
 def connect(short_dir: Path) -> Iterator[Connect]:
     """A daemon whose PATH starts with a folder holding the shadowing `cat`."""
-    shadow = short_dir / "bin"
-    shadow.mkdir()
-    (shadow / "cat").write_text(SHADOW_CAT)
-    (shadow / "cat").chmod(0o755)
-    env = {"PATH": f"{shadow}{os.pathsep}{os.environ.get('PATH', '')}"}
-    with DaemonProcess(short_dir / "d.sock", short_dir / "state", env) as daemon:
-        clients: list[Client] = []
-
-        def make(name: str = "test") -> Client:
-            client = Client(daemon.socket_path, timeout=30).connect()
-            client.initialize(name)
-            clients.append(client)
-            return client
-
+    env = {"PATH": path_with(short_dir, "cat", SHADOW_CAT)}
+    with daemon_with(short_dir, env) as make:
         yield make
-        for client in clients:
-            client.close()
 
 
 def test_a_read_only_command_writes_nothing_in_the_workspace(connect: Connect,

@@ -11,8 +11,13 @@ from typing import Any
 from intentd.daemon import protocol
 from intentd.daemon.engine.intents import Intent
 from intentd.daemon.sandbox.audit import in_scope
-from intentd.daemon.testing import make_intent, make_workspace
-from tests.sandbox.conftest import Connect, approved_command, git_workspace, ledger_entries
+from tests.sandbox.conftest import (
+    Connect,
+    approved_command,
+    git_workspace,
+    ledger_entries,
+    two_agents,
+)
 from tests.server.helpers import open_session
 
 # The kernel grants src/ as a whole; only the audit can hold a command to *.py inside it.
@@ -111,13 +116,7 @@ def test_a_change_by_a_call_running_alongside_is_reported_not_undone(connect: Co
                                                                       tmp_path: Path) -> None:
     """Two agents, two intents, one workspace: what one wrote must not be undone by the other's
     audit, though it lies outside the other's scope (a diff cannot tell whose change it is)."""
-    workspace = make_workspace(tmp_path / "ws", make_intent("INT-1", owned_scope=["src/**"]),
-                               make_intent("INT-2", owned_scope=["docs/**"]),
-                               policy={"auto_approve": {"all_commands": True}},
-                               files={"src/app.py": "x\n", "docs/guide.md": "# guide\n"})
-    first, second = connect("agent-1"), connect("agent-2")
-    one, two = open_session(first, workspace), open_session(second, workspace, select=False)
-    second.call(protocol.INTENTS_SELECT, {"session_id": two, "intent_id": "INT-2"})
+    workspace, first, one, second, two = two_agents(connect, tmp_path)
     make = {"tool": "execute_command", "args": {"command": "make"}}
     grant_one = first.call(protocol.TOOLS_AUTHORIZE, {"session_id": one, **make})
     grant_two = second.call(protocol.TOOLS_AUTHORIZE, {"session_id": two, **make})

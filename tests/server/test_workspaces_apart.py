@@ -7,6 +7,8 @@ import fcntl
 import os
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +29,18 @@ def gated_write(client: Client, session: str, workspace: Path, name: str) -> Non
                                         "ok": True})
 
 
+@contextmanager
+def locked(path: Path) -> Iterator[None]:
+    """The file locked for the block by another process's writer, stuck mid-line."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    try:
+        yield
+    finally:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
+
+
 def opened(client: Client, workspace: Path) -> str:
     session = str(client.call(protocol.SESSIONS_OPEN, {"workspace": str(workspace)})["session_id"])
     client.call(protocol.INTENTS_SELECT, {"session_id": session, "intent_id": "INT-1"})
@@ -43,12 +57,10 @@ def test_a_workspace_held_up_by_its_ledger_holds_up_no_other(daemon: DaemonProce
         gated_write(held_client, held, held_ws, "first.txt")  # both ledgers open
         gated_write(free_client, free, free_ws, "first.txt")
         lock_file = next(p for p in daemon.state_dir.rglob("ledger.lock") if "held" in str(p))
-        fd = os.open(lock_file, os.O_RDWR)
-        fcntl.flock(fd, fcntl.LOCK_EX)  # another writer of that ledger, stuck mid-line
         finished: list[Any] = []
         waiting = threading.Thread(
             target=lambda: finished.append(gated_write(held_client, held, held_ws, "second.txt")))
-        try:
+        with locked(lock_file):  # another writer of that ledger
             waiting.start()
             time.sleep(0.3)
             assert not finished  # its intent line cannot be written: it waits, unrun
@@ -57,9 +69,6 @@ def test_a_workspace_held_up_by_its_ledger_holds_up_no_other(daemon: DaemonProce
                 gated_write(free_client, free, free_ws, f"free-{n}.txt")
             assert time.monotonic() - started < 5
             assert not finished
-        finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
-            os.close(fd)
         waiting.join(10)
         assert finished == [None]  # and once the ledger is free it is recorded and answered
 
@@ -70,13 +79,11 @@ def test_a_session_opening_on_a_locked_ledger_holds_up_no_other(daemon: DaemonPr
                                        policy=POLICY) for name in ("cold", "free"))
     state = workspace_state_dir(cold_ws.resolve(), daemon.state_dir / "intentd")
     state.mkdir(parents=True)
-    fd = os.open(state / "ledger.lock", os.O_RDWR | os.O_CREAT, 0o600)
-    fcntl.flock(fd, fcntl.LOCK_EX)  # before the daemon ever opened that ledger
     with Client(daemon.socket_path, timeout=30) as cold_client, \
             Client(daemon.socket_path, timeout=30) as free_client:
         sessions: list[str] = []
         waiting = threading.Thread(target=lambda: sessions.append(opened(cold_client, cold_ws)))
-        try:
+        with locked(state / "ledger.lock"):  # before the daemon ever opened that ledger
             waiting.start()
             time.sleep(0.3)
             started = time.monotonic()
@@ -85,9 +92,6 @@ def test_a_session_opening_on_a_locked_ledger_holds_up_no_other(daemon: DaemonPr
                 gated_write(free_client, free, free_ws, f"free-{n}.txt")
             assert time.monotonic() - started < 5
             assert not sessions
-        finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
-            os.close(fd)
         waiting.join(10)
         assert len(sessions) == 1
         gated_write(cold_client, sessions[0], cold_ws, "late.txt")

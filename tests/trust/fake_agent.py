@@ -11,26 +11,19 @@ import json
 import shlex
 import subprocess
 import sys
-from pathlib import Path
 
-PROBE = Path(__file__).with_name("probe.py")
-
-
-def probe(socket_path: str, workspace: str) -> dict[str, object]:
-    done = subprocess.run([sys.executable, str(PROBE), socket_path, workspace],
-                          capture_output=True, text=True, timeout=60)
-    return dict(json.loads(done.stdout)["answers"]) if done.returncode == 0 else {"error": done.stderr}
+from probe import from_a_child  # beside this script, which runs as a program
 
 
 def main() -> int:
     socket_path, workspace, event = sys.argv[1], sys.argv[2], sys.argv[3]
-    before = probe(socket_path, workspace)
+    before = from_a_child(socket_path, workspace)
     hook = f"{shlex.quote(sys.executable)} -m intentd.daemon.cli hook claude-code --socket " \
            f"{shlex.quote(socket_path)}"
     ran = subprocess.run(["sh", "-c", hook], input=event, capture_output=True, text=True,
                          timeout=60)
     answer = json.loads(ran.stdout) if ran.stdout.strip() else {"error": ran.stderr}
-    after = probe(socket_path, workspace)
+    after = from_a_child(socket_path, workspace)
     print(json.dumps({"before": before, "hook": answer, "after": after}))
     return 0
 

@@ -10,27 +10,20 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 
-PROBE = Path(__file__).with_name("probe.py")
-
-
-def probe(socket_path: str, workspace: str) -> dict[str, object]:
-    done = subprocess.run([sys.executable, str(PROBE), socket_path, workspace],
-                          capture_output=True, text=True, timeout=60)
-    return dict(json.loads(done.stdout)["answers"]) if done.returncode == 0 else {"error": done.stderr}
+from probe import from_a_child  # beside this script, which runs as a program
 
 
 def main() -> int:
     socket_path, workspace = sys.argv[1], sys.argv[2]
-    before = probe(socket_path, workspace)
+    before = from_a_child(socket_path, workspace)
     server = subprocess.Popen([sys.executable, "-m", "intentd.daemon.cli", "mcp", "--socket",
                                socket_path, "--workspace", workspace],
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True)
     assert server.stderr is not None and server.stdin is not None
     serving = server.stderr.readline()  # "intentd mcp: serving ...": its session is open
-    after = probe(socket_path, workspace) if "serving" in serving else {"error": serving}
+    after = from_a_child(socket_path, workspace) if "serving" in serving else {"error": serving}
     server.stdin.close()
     server.wait(30)
     print(json.dumps({"before": before, "after": after}))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,14 @@ def params_for(method: str, workspace: str, approval: str, checkpoint: str) -> d
         protocol.SETTINGS_CONFIRM: {"workspace": workspace, "confirmation_id": "set-1",
                                     "decision": protocol.APPROVE},
     }.get(method, {"workspace": workspace})
+
+
+def from_a_child(socket_path: str, workspace: str) -> dict[str, object]:
+    """The answers of this probe run as a child of the calling process (as an agent's own shell
+    command would be), or {"error": what it printed} when it failed."""
+    done = subprocess.run([sys.executable, __file__, socket_path, workspace],
+                          capture_output=True, text=True, timeout=60)
+    return dict(json.loads(done.stdout)["answers"]) if done.returncode == 0 else {"error": done.stderr}
 
 
 def main(argv: list[str]) -> int:
