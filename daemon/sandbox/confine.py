@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ctypes
 import os
 import shutil
 import stat
@@ -17,6 +18,20 @@ from intentd.daemon.sandbox.scope_dirs import PROTECTED, covered_prefixes
 from intentd.daemon.sandbox.status import unconfined_note
 
 DEVICES = ("/dev/null", "/dev/tty")
+
+
+def _load_thread_exit_support() -> None:
+    """CPython ends each thread with pthread_exit, which loads libgcc_s the first time; with no
+    file descriptor left (an agent can use them up) that load fails and glibc aborts the whole
+    process. The thread that starts a confined command may be the first to end: load it now."""
+    if sys.platform.startswith("linux"):
+        try:
+            ctypes.CDLL("libgcc_s.so.1")
+        except OSError:
+            pass  # not glibc's layout (musl needs none): nothing to load
+
+
+_load_thread_exit_support()
 T = TypeVar("T")
 
 
