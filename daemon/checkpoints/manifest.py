@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import CheckpointError, CorruptStore, DiskFull, UnknownCheckpoint
+from .inbox import Row as InboxRow
 from .known import Known, from_rows
 from .state import Entry
 
@@ -29,6 +30,7 @@ CREATE TABLE IF NOT EXISTS entries (
     PRIMARY KEY (path, seq)) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS entries_by_seq ON entries (seq);
 CREATE INDEX IF NOT EXISTS entries_by_sha ON entries (sha) WHERE sha != '';
+CREATE TABLE IF NOT EXISTS inbox (sha TEXT PRIMARY KEY, data BLOB NOT NULL);
 """
 _ENTRY_COLUMNS = "kind, sha, perm, size, mtime_ns, note"
 _ROW_COLUMNS = "seq, created_ns, clock_ns, label, kind, complete, files, skipped, coverage"
@@ -69,6 +71,7 @@ class Draft:
     meta: dict[str, str]
     first_seen: list[tuple[str, int]] = field(default_factory=list)  # (path, ctime_ns), see commit
     coverage: str = ""
+    inbox: list[InboxRow] = field(default_factory=list)  # new blobs kept here, not in git (inbox.py)
 
 
 def _entry(row: tuple[object, ...]) -> Entry:
@@ -109,6 +112,9 @@ class Manifest:
     def __init__(self, path: Path, workspace: str) -> None:
         self.path = path
         self.committed_generation = -1  # the generation the last write of this process made
+        # the inbox's rows and bytes, counted by this process (upkeep's cue to move them to git)
+        self.inbox_rows, self.inbox_bytes = 0, 0
+        self.store_bytes = 0  # the estimate this process last read or wrote (upkeep's cue to prune)
         try:
             for suffix in ("", "-wal", "-shm"):
                 _keep_private(Path(f"{path}{suffix}"), create=not suffix)
@@ -118,14 +124,17 @@ class Manifest:
             self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
-            # Keep the write-ahead log small: it counts against the storage cap.
-            self._db.execute("PRAGMA journal_size_limit=1048576")
-            self._db.execute("PRAGMA wal_autocheckpoint=256")
+            # The write-ahead log is folded into the database (with two fsyncs) every 4096 pages,
+            # about 500 single-file checkpoints: at 256, that was half of a commit's cost. Its
+            # 16 MiB count against the storage cap.
+            self._db.execute("PRAGMA journal_size_limit=16777216")
+            self._db.execute("PRAGMA wal_autocheckpoint=4096")
             self._db.executescript(_SCHEMA)
             self._add_coverage_column()
         except sqlite3.Error as exc:
             raise _sql_error(exc, path) from exc
         self._check_identity(workspace)
+        self._count_inbox()
 
     def _add_coverage_column(self) -> None:
         """Stores made before checkpoints said how they found changes lack the column."""
@@ -135,6 +144,7 @@ class Manifest:
 
     def _check_identity(self, workspace: str) -> None:
         meta = self.meta()
+        self.store_bytes = int(meta.get("store_bytes", "0"))
         if not meta:
             with self.transaction():
                 self._set_meta({"schema": SCHEMA_VERSION, "workspace": workspace, "generation": "0"})
@@ -160,7 +170,8 @@ class Manifest:
             try:
                 yield self._db
             except BaseException:
-                self._db.execute("ROLLBACK")
+                if self._db.in_transaction:  # SQLite rolls back itself on a full disk
+                    self._db.execute("ROLLBACK")
                 raise
             self._db.execute("COMMIT")
         except sqlite3.Error as exc:
@@ -263,11 +274,12 @@ class Manifest:
         sql = "SELECT 1 FROM entries WHERE seq <= ? AND (path = ? OR (path > ? AND path < ?)) LIMIT 1"
         return bool(self._query(sql, (seq, prefix, prefix + "/", prefix + "0")))
 
-    def commit(self, draft: Draft, run_start: int | None) -> int:
+    def commit(self, draft: Draft, run_start: int | None, meta: dict[str, str] | None = None) -> int:
         """Write the draft as a new checkpoint and bump the generation; returns its seq.
 
         run_start is the first checkpoint of the complete run this one continues (backfilled
-        absences go there), or None: then a complete checkpoint starts a new run.
+        absences go there), or None: then a complete checkpoint starts a new run. `meta` is the
+        meta values as the caller read them under the store's lock (spares reading them again).
         """
         with self.transaction() as db:
             cur = db.execute(
@@ -284,11 +296,15 @@ class Manifest:
                     f"INSERT OR IGNORE INTO entries (path, seq, {_ENTRY_COLUMNS})"
                     " VALUES (?, ?, 'absent', '', 0, -1, -1, '')",
                     ((p, run_start) for p in draft.backfill))
+            if draft.inbox:
+                db.executemany("INSERT OR IGNORE INTO inbox (sha, data) VALUES (?, ?)", draft.inbox)
             self._backfill_present(db, seq, draft)
             db.executemany("UPDATE entries SET size = ?, mtime_ns = ? WHERE path = ? AND seq = ?",
                            ((size, mtime, p, s) for p, s, size, mtime in draft.stat_refresh))
             start = run_start if run_start is not None else (seq if draft.complete else None)
-            self._bump(draft.bytes_added, {**draft.meta, "run_start": str(start or "")})
+            self._bump(draft.bytes_added, {**draft.meta, "run_start": str(start or "")}, meta)
+        self.inbox_rows += len(draft.inbox)
+        self.inbox_bytes += sum(len(data) for _sha, data in draft.inbox)
         return seq
 
     @staticmethod
@@ -318,22 +334,27 @@ class Manifest:
         db.executemany(f"INSERT OR IGNORE INTO entries (path, seq, {_ENTRY_COLUMNS}) "
                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", backfill)
 
-    def _bump(self, bytes_added: int, meta: dict[str, str]) -> None:
+    def _bump(self, bytes_added: int, meta: dict[str, str],
+              current: dict[str, str] | None = None) -> None:
         """Inside a transaction: new generation, store size, and meta values."""
-        current = self.meta()
+        current = current if current is not None else self.meta()
         values = {"store_bytes": str(int(current.get("store_bytes", "0")) + bytes_added), **meta}
         values["generation"] = str(int(current.get("generation", "0")) + 1)
         self._set_meta(values)
         self.committed_generation = int(values["generation"])
+        self.store_bytes = int(values["store_bytes"])
 
     def set_meta(self, values: dict[str, str]) -> None:
         """Store meta values; no entry changes, so the generation stays (nobody reloads)."""
         with self.transaction():
             self._set_meta(values)
+        if "store_bytes" in values:
+            self.store_bytes = int(values["store_bytes"])
 
-    def drop_oldest(self) -> list[str]:
+    def drop_oldest(self) -> tuple[list[str], int]:
         """Prune the oldest checkpoint, folding its still-current entries into the next one.
-        Returns the blob shas no entry references any more."""
+        Returns the blob shas no entry references any more (those in the inbox are deleted
+        here), and how many of them were in the inbox."""
         with self.transaction() as db:
             oldest, following = db.execute(
                 "SELECT MIN(seq), (SELECT MIN(seq) FROM checkpoints WHERE seq > "
@@ -345,10 +366,41 @@ class Manifest:
             db.execute("DELETE FROM checkpoints WHERE seq = ?", (oldest,))
             dead = [sha for sha in dropped if db.execute(
                 "SELECT 1 FROM entries WHERE sha = ? LIMIT 1", (sha,)).fetchone() is None]
+            freed = sum(db.execute("DELETE FROM inbox WHERE sha = ?", (sha,)).rowcount
+                        for sha in dead)
             run_start = self.meta().get("run_start", "")
             moved = {"run_start": str(following)} if run_start and int(run_start) < following else {}
             self._bump(0, moved)
-        return dead
+        if freed:
+            self._count_inbox()
+        return dead, freed
+
+    # -- the inbox (inbox.py) --------------------------------------------------------------
+
+    def inbox_blob(self, sha: str) -> bytes | None:
+        """A blob's compressed content from the inbox; None when it is not there."""
+        found = self._query("SELECT data FROM inbox WHERE sha = ?", (sha,))
+        return self._blob(found[0][0]) if found else None
+
+    def inbox(self) -> list[InboxRow]:
+        """Every blob in the inbox, oldest first."""
+        return [(str(sha), self._blob(data))
+                for sha, data in self._query("SELECT sha, data FROM inbox ORDER BY rowid")]
+
+    def _blob(self, value: object) -> bytes:
+        if not isinstance(value, bytes):
+            raise CorruptStore(f"checkpoint manifest {self.path} has a damaged inbox row")
+        return value
+
+    def empty_inbox(self, shas: Iterable[str]) -> None:
+        """Delete these blobs from the inbox: git holds them now."""
+        with self.transaction() as db:
+            db.executemany("DELETE FROM inbox WHERE sha = ?", ((sha,) for sha in shas))
+        self._count_inbox()
+
+    def _count_inbox(self) -> None:
+        rows, size = self._query("SELECT COUNT(*), TOTAL(LENGTH(data)) FROM inbox")[0]
+        self.inbox_rows, self.inbox_bytes = int(str(rows)), int(float(str(size)))
 
     def named(self, shas: Iterable[str] | None = None) -> list[tuple[str, str]]:
         """(sha, a path it was saved for) of the given blobs still referenced, or of every live blob."""

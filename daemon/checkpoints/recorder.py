@@ -11,6 +11,7 @@ from dulwich.objects import Blob
 
 from intentd.daemon.utils.inflight import is_ours, under_way
 
+from . import inbox
 from .errors import WorkspaceMissing
 from .objects import PACK_CHUNK_BYTES, BlobStore, blob_sha, make_blob
 from .state import ABSENT, DiskStat, Entry, lstat, to_disk_stat
@@ -49,6 +50,7 @@ class Changes:
     stat_refresh: list[tuple[str, int, int, int]] = field(default_factory=list)
     data: dict[str, bytes] = field(default_factory=dict)  # content read, kept only for dry runs
     bytes_added: int = 0
+    inbox: list[inbox.Row] = field(default_factory=list)  # new blobs for the manifest's inbox
 
 
 class _Pending:
@@ -72,6 +74,15 @@ class _Pending:
             self.added += self._blobs.put(self._waiting)
             self._waiting, self._bytes = [], 0
         return self.added
+
+    def finish(self, changes: Changes) -> None:
+        """The last of them: a few small blobs go to the inbox, written with the checkpoint's
+        manifest rows; the rest to git now."""
+        if self._waiting and inbox.fits(self._waiting):
+            changes.inbox = [inbox.row(blob) for blob in {b.id: b for b in self._waiting}.values()]
+            self.added += sum(len(data) for _sha, data in changes.inbox)
+            self._waiting, self._bytes = [], 0
+        changes.bytes_added = self.flush()
 
 
 class Recorder:
@@ -207,7 +218,7 @@ class Recorder:
                     pending.add(observed.data)
                 else:
                     changes.data[rel] = observed.data
-        changes.bytes_added = pending.flush()
+        pending.finish(changes)
         return changes
 
     @staticmethod

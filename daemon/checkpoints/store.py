@@ -16,7 +16,7 @@ from dulwich.objects import Blob
 
 from intentd.daemon.utils.statedir import checkpoints_dir, ensure_private, make_tree_private
 
-from . import heap, inotify
+from . import heap, inbox, inotify
 from .capture import Capture, Capturer
 from .diffing import file_diff, unknown_diff
 from .dirty import DirtyTracker
@@ -98,8 +98,8 @@ class CheckpointStore:
         self._rules = _ignore_rules(root, ignore_rules, skip)
         self._lock = StoreLock(self.state_dir / "lock")
         with self._lock.hold():
-            self._blobs = BlobStore(self.state_dir / "git")
             self._manifest = Manifest(self.state_dir / "manifest.sqlite3", root)
+            self._blobs = BlobStore(self.state_dir / "git", self._from_inbox)
         self._recorder = Recorder(root, self._blobs, max_file_bytes)
         self._tracker: Tracker | None = None
         self._unwatched_why = "" if watch else "watching is off"
@@ -204,6 +204,11 @@ class CheckpointStore:
         with self._lock.hold(exclusive=False):
             return bool(self._manifest.meta().get("run_start"))
 
+    def _from_inbox(self, sha: str) -> bytes | None:
+        """A blob still in the inbox, checked against its sha (the store's lock is held)."""
+        packed = self._manifest.inbox_blob(sha)
+        return None if packed is None else inbox.content(sha, packed, str(self.state_dir))
+
     def _put(self, blobs: list[Blob]) -> None:
         with self._lock.hold():  # git and dulwich are not to be shared across threads unguarded
             self._blobs.put(blobs)
@@ -218,6 +223,11 @@ class CheckpointStore:
             self._tracker.stop()
             self._tracker = None
             self._capturer = Capturer(self._root, self._rules, self._recorder, None)
+        try:  # a store at rest is plain git: what git tools and older versions can read
+            with self._lock.hold():
+                self._upkeep.move_inbox()
+        except (OSError, CheckpointError) as exc:  # the inbox is safe where it is
+            log.warning("checkpoints: could not move the inbox of %s into git: %s", self.state_dir, exc)
         self._manifest.close()
         self._blobs.close()
         self._lock.close()
@@ -265,7 +275,7 @@ class CheckpointStore:
     def _against_now(self, row: Row) -> tuple[dict[str, Entry], dict[str, Entry], dict[str, bytes]]:
         """The checkpoint's states and the workspace's, for every path that may differ."""
         self._check_workspace()
-        _capture, changes, run_start = self._observe(None, drain=False, save=False)
+        _capture, changes, run_start, _meta = self._observe(None, drain=False, save=False)
         paths = set(self._manifest.changed_after(row.seq)) | set(changes.entries)
         old = self._states_then(row.seq, paths)
         if run_start is not None and run_start <= row.seq:
@@ -322,7 +332,7 @@ class CheckpointStore:
         created_ns, clock_ns = time.time_ns(), _fs_clock_ns()
         self._check_workspace()
         try:
-            capture, changes, run_start = self._observe(paths, drain=True, save=True)
+            capture, changes, run_start, meta = self._observe(paths, drain=True, save=True)
             latest = (self._manifest.last() if reuse and run_start is not None
                       and _unchanged(capture, changes) else None)
             if latest is not None:
@@ -338,8 +348,8 @@ class CheckpointStore:
                           capture.skipped + changes.skipped, changes.entries,
                           changes.created if run_start is not None else [],
                           changes.stat_refresh, changes.bytes_added, capture.rules,
-                          changes.first_seen, capture.coverage)
-            seq = self._manifest.commit(draft, run_start)
+                          changes.first_seen, capture.coverage, changes.inbox)
+            seq = self._manifest.commit(draft, run_start, meta)
         except BaseException:
             if self._tracker is not None:
                 self._tracker.mark_lost()  # what it saw since the last checkpoint was not recorded
@@ -353,8 +363,9 @@ class CheckpointStore:
                                     tuple(draft.files), tuple(draft.skipped), draft.coverage)), True
 
     def _observe(self, paths: Sequence[str] | None, *, drain: bool,
-                 save: bool) -> tuple[Capture, Changes, int | None]:
-        """Capture and record; returns the run start that new files backfill to (None: no backfill)."""
+                 save: bool) -> tuple[Capture, Changes, int | None, dict[str, str]]:
+        """Capture and record; returns the run start that new files backfill to (None: no
+        backfill), and the manifest's meta values as read."""
         meta = self._manifest.meta()
         self._sync_known(int(meta.get("generation", "0")))
         prev = self._manifest.last()
@@ -366,7 +377,7 @@ class CheckpointStore:
         changes = self._recorder.record(
             capture.stats, self._known, explicit=capture.explicit, trust_stat=capture.trust_stat,
             created_after_ns=prev.clock_ns if continues and prev is not None else None, save=save)
-        return capture, changes, int(meta["run_start"]) if continues else None
+        return capture, changes, int(meta["run_start"]) if continues else None, meta
 
     def _start_upkeep(self) -> None:
         """Storage upkeep, when due, runs on its own thread: alongside the tool the checkpoint was

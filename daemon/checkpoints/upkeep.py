@@ -1,13 +1,14 @@
-"""Storage upkeep after a checkpoint: pack loose objects, merge small packs, prune oldest first
-to stay under the storage cap."""
+"""Storage upkeep after a checkpoint: move the inbox into git, pack loose objects, merge small
+packs, prune oldest first to stay under the storage cap."""
 
 from __future__ import annotations
 
 import logging
 
+from . import inbox
 from .errors import CheckpointError
 from .manifest import Manifest
-from .objects import BlobStore, disk_usage
+from .objects import BlobStore, disk_usage, make_blob
 
 log = logging.getLogger(__name__)
 
@@ -38,22 +39,49 @@ class Upkeep:
             disk_usage(manifest + suffix) for suffix in ("", "-wal", "-shm"))
 
     def due(self) -> bool:
-        """Whether after_checkpoint has anything to do (cheap: a counter and one meta query)."""
-        return self._blobs.loose_count >= LOOSE_LIMIT or self._prune_due()
+        """Whether after_checkpoint has anything to do (cheap: counters kept by the manifest)."""
+        return (self._blobs.loose_count >= LOOSE_LIMIT or self._inbox_due()
+                or self._prune_due())
+
+    def _inbox_due(self) -> bool:
+        return (self._manifest.inbox_rows >= inbox.MOVE_BLOBS
+                or self._manifest.inbox_bytes >= inbox.MOVE_BYTES)
 
     def after_checkpoint(self) -> bool:
         """Run what is due; True when checkpoints were dropped (entries moved between them).
         Failures are logged, not raised: the checkpoints themselves are already safely recorded."""
         self._dropped = 0
         try:
+            packed = False
+            if self._inbox_due():
+                self.move_inbox()
+                packed = True
             if self._blobs.loose_count >= LOOSE_LIMIT:
                 self._pack_loose()
+                packed = True
+            if packed:
                 self._merge_small_packs()
             if self._prune_due():
                 self._prune()
         except (OSError, CheckpointError) as exc:
             log.warning("checkpoints: storage upkeep in %s failed: %s", self._manifest.path.parent, exc)
         return self._dropped > 0
+
+    def move_inbox(self) -> None:
+        """The inbox's blobs into git, as one pack, then out of the inbox. Blobs no checkpoint
+        holds any more are dropped; a file's versions go in one after another, so that each
+        is stored as a delta of the one before. A failure leaves the inbox as it was."""
+        rows = self._manifest.inbox()
+        if not rows:
+            return
+        paths = dict(self._manifest.named(sha for sha, _data in rows))
+        live = sorted((paths[sha], at, sha, data) for at, (sha, data) in enumerate(rows)
+                      if sha in paths)
+        where = str(self._manifest.path.parent)
+        if live:
+            self._blobs.import_blobs([make_blob(inbox.content(sha, data, where))
+                                      for _path, _at, sha, data in live])
+        self._manifest.empty_inbox(sha for sha, _data in rows)
 
     def _pack_loose(self) -> None:
         shas = self._blobs.loose_shas()
@@ -67,7 +95,7 @@ class Upkeep:
             self._blobs.repack(self._manifest.named(shas), drop_packs=small)
 
     def _prune_due(self) -> bool:
-        estimate = int(self._manifest.meta().get("store_bytes", "0"))
+        estimate = self._manifest.store_bytes
         if estimate <= self._cap:
             return False
         # the last prune could not get under the cap: do not redo it every time
@@ -98,12 +126,13 @@ class Upkeep:
         target = self._cap - self._cap // PRUNE_ROOM
         in_packs = False
         while total > target and self._manifest.count() > 1:
-            dead = self._manifest.drop_oldest()
+            dead, inboxed = self._manifest.drop_oldest()
             self._dropped += 1
-            in_packs |= self._blobs.remove_loose(dead) < len(dead)
+            in_packs |= self._blobs.remove_loose(dead) + inboxed < len(dead)
             total -= int(sum(sizes.get(sha, 0) for sha in dead) * per_byte)
         return in_packs
 
     def _compact(self) -> None:
+        self.move_inbox()  # pack-objects packs what git holds: every live blob, then
         packs = [name for name, _size in self._blobs.packs()]
         self._blobs.repack(self._manifest.named(), drop_loose=self._blobs.loose_shas(), drop_packs=packs)

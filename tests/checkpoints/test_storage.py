@@ -19,6 +19,7 @@ from intentd.daemon.checkpoints import (
     UnknownCheckpoint,
     WorkspaceMissing,
 )
+from intentd.daemon.checkpoints.inbox import MAX_BLOB_BYTES
 from intentd.daemon.checkpoints.objects import BlobStore
 from intentd.daemon.utils.statedir import checkpoints_dir, state_home
 
@@ -97,8 +98,12 @@ def test_garbage_manifest_is_a_clear_error(ws: Path, tmp_path: Path) -> None:
         CheckpointStore(ws, state, watch=False)
 
 
-def test_missing_objects_are_a_clear_error(ws: Path, store: CheckpointStore) -> None:
-    cp = store.create(["src/app.py"], label="edit")
+def test_missing_objects_are_a_clear_error(ws: Path, make_store: StoreFactory) -> None:
+    first = make_store(ws)
+    first.create(["src/app.py"], label="edit")
+    first.close()  # which moves the inbox into git
+    store = make_store(ws)
+    (cp,) = store.list()
     write(ws, "src/app.py", "changed\n")
     shutil.rmtree(store.state_dir / "git" / "objects")
     (store.state_dir / "git" / "objects" / "pack").mkdir(parents=True)
@@ -119,11 +124,30 @@ def test_a_full_disk_records_nothing(ws: Path, store: CheckpointStore,
         raise OSError(errno.ENOSPC, "No space left on device")
 
     monkeypatch.setattr(BlobStore, "_write_loose", no_space)
+    write(ws, "src/big.bin", b"x" * (MAX_BLOB_BYTES + 1))  # too big for the inbox: a loose object
     with pytest.raises(DiskFull, match="nothing was recorded"):
         store.create(None, label="doomed")
     assert [c.id for c in store.list()] == [first.id]
     monkeypatch.undo()
-    assert store.create(None, label="later").files == ("src/app.py",)  # the change was not lost
+    later = store.create(None, label="later")  # the changes were not lost
+    assert later.files == ("src/app.py", "src/big.bin")
+
+
+def test_a_full_disk_under_the_inbox_records_nothing(ws: Path, store: CheckpointStore) -> None:
+    first = store.create(["src/app.py"], label="first")
+    text = os.urandom(50_000).hex()  # 100 kB that no compression shrinks: new database pages
+    write(ws, "src/app.py", text)
+    manifest = store._manifest._db
+    pages = manifest.execute("PRAGMA page_count").fetchone()[0]
+    manifest.execute(f"PRAGMA max_page_count = {pages}")  # SQLite's own "disk is full"
+    with pytest.raises(DiskFull):
+        store.create(["src/app.py"], label="doomed")
+    assert [c.id for c in store.list()] == [first.id]
+    manifest.execute("PRAGMA max_page_count = 1073741823")
+    later = store.create(["src/app.py"], label="later")
+    write(ws, "src/app.py", "after\n")
+    store.restore(later.id)
+    assert (ws / "src/app.py").read_text() == text
 
 
 def test_deleted_workspace_is_a_clear_error(ws: Path, tmp_path: Path, make_store: StoreFactory) -> None:
@@ -205,7 +229,7 @@ def test_the_store_is_private_to_its_owner(ws: Path, umask_022: None) -> None:
         write(ws, f"gen/{i}.txt", f"file {i}\n")
     with CheckpointStore(ws) as store:
         store.create(None, label="baseline")
-        write(ws, "README.md", "edited\n")
+        write(ws, "README.md", "edited\n" * MAX_BLOB_BYTES)  # past the inbox: a loose object
         store.create(["README.md"], label="edit")
         home = state_home()
         assert open_to_others(home) == []

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from intentd.daemon.checkpoints import DiskFull, objects
+from intentd.daemon.checkpoints.inbox import MOVE_BLOBS
 from intentd.daemon.checkpoints.upkeep import LOOSE_LIMIT, Upkeep
 
 from .conftest import StoreFactory, write
@@ -32,6 +33,7 @@ def edit(path: Path, rng: random.Random) -> None:
 def test_store_is_a_git_repository_git_can_read(ws: Path, make_store: StoreFactory) -> None:
     store = make_store(ws, watch=False)
     store.create(["src/app.py"], label="one")
+    store.close()  # the inbox's blobs go into git
     sha = subprocess.run([*git_dir(store.state_dir), "hash-object", str(ws / "src/app.py")],
                          capture_output=True, text=True, check=True).stdout.strip()
     shown = subprocess.run([*git_dir(store.state_dir), "cat-file", "-p", sha],
@@ -136,14 +138,14 @@ def test_upkeep_runs_beside_the_tool_not_before_it(ws: Path, make_store: StoreFa
 
     monkeypatch.setattr(Upkeep, "after_checkpoint", held)
     target = write(ws, "notes.txt", "v0\n")
-    for i in range(LOOSE_LIMIT):  # one new loose object each: the last one makes packing due
+    for i in range(MOVE_BLOBS):  # one new blob in the inbox each: the last one makes moving due
         target.write_text(f"v{i + 1}\n")
         store.create(["notes.txt"], label=f"edit {i}")
     assert started.wait(5) and threads[0] is not threading.current_thread()
-    assert store._blobs.loose_count >= LOOSE_LIMIT  # create returned before upkeep ran
+    assert store._manifest.inbox_rows >= MOVE_BLOBS  # create returned before upkeep ran
     release.set()
-    assert len(store.list()) == LOOSE_LIMIT  # the store's next call waits for it
-    assert store._blobs.loose_count < LOOSE_LIMIT
+    assert len(store.list()) == MOVE_BLOBS  # the store's next call waits for it
+    assert store._manifest.inbox_rows == 0
 
 
 def test_a_failed_upkeep_that_dropped_nothing_says_so(ws: Path, make_store: StoreFactory,
