@@ -13,6 +13,10 @@ from intentd.daemon.tools.base import ToolResult
 
 # approved_by of a call handed to the agent's own prompt that the agent then reported as run
 HANDED_OFF = "person (in the agent's own prompt)"
+# A decision this fresh stands without a recheck (seconds). The recheck is for what changes
+# while a person answers or a call waits its turn; an edit landing within these milliseconds
+# races the recheck itself just the same. A swapped folder is caught by hold_folders anyway.
+RECHECK_AFTER = 0.05
 
 
 @dataclass
@@ -27,6 +31,13 @@ class Evaluation:
     held: tuple[Anchor, ...] = ()  # a file tool's folders, held open from the recheck to the write
     grant_id: str | None = None  # the person's grant that answered it, when one did
     args_record: tuple[Any, str] | None = None  # the ledger's args and their sha256 (receipts.py)
+    decided_at: float = field(default_factory=time.monotonic)  # when the pipeline had its say
+
+    def stale(self) -> bool:
+        """Whether what the pipeline saw may have changed since: it did not allow the call
+        itself (a person answered), or the call waited (for a thread, say) longer than
+        RECHECK_AFTER. The recheck then runs the gates again."""
+        return not self.decision.allowed or time.monotonic() - self.decided_at > RECHECK_AFTER
 
     @property
     def approved_by(self) -> str | None:

@@ -152,6 +152,7 @@ class Engine:
         ev = Evaluation(f"c-{next(_call_ids)}", ctx, decision, started, 0.0)
         self._answer_by_grant(ev)
         ev.decided_ms = (time.perf_counter() - clock) * 1000
+        ev.decided_at = time.monotonic()
         return ev
 
     def evaluate(self, session: Session, name: Any, args: Any, batch: str | None = None, *,
@@ -276,9 +277,10 @@ class Engine:
     def _before_execute(self, run: Run) -> Outcome | None:
         """The recheck, then pipeline.BEFORE_EXECUTE; a refusal comes back recorded. The recheck
         runs the gates again on what holds now, since a person may have taken minutes to answer;
-        the call then runs on the freshly resolved paths. It never counts the call again."""
+        the call then runs on the freshly resolved paths. It never counts the call again. A
+        decision made a moment ago (no person asked, no wait) is what holds now: no recheck."""
         ev = run.ev
-        if ev.ctx.destructive:
+        if ev.ctx.destructive and ev.stale():
             fresh = CallContext(ev.ctx.session, ev.ctx.session.workspace.config, ev.ctx.name,
                                 ev.ctx.args, ev.ctx.batch)
             objection = self.recheck.first_word(fresh)

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from intentd.daemon.engine.calls import RECHECK_AFTER
 from intentd.daemon.engine.engine import Engine
 from intentd.daemon.engine.session import Mode
 from intentd.daemon.testing import decide, make_intent, make_session, make_workspace, write_intents
@@ -193,6 +195,21 @@ def test_what_changed_while_a_person_decided_is_checked_again(tmp_path: Path) ->
     write_intents(root, make_intent("INT-1", status="DONE"))
     session.workspace.reload()
     outcome = engine.run(waiting, approved_by="person")
+    assert outcome.decision.stage == "intent_gate" and not (root / "src" / "b.py").exists()
+    engine.close()
+
+
+def test_an_allowed_call_that_waited_to_run_is_checked_again(tmp_path: Path) -> None:
+    engine = Engine(tmp_path / "state", checkpoints=False)
+    root = make_workspace(tmp_path / "ws", policy={"auto_approve": {"edit": True}})
+    session = make_session(engine, root)
+    verdict(engine, session, "select_active_intent", intent_id="INT-1")
+    allowed = engine.evaluate(session, "write_to_file", {"path": "src/b.py", "content": "b\n"})
+    assert allowed.decision.allowed  # no person asked: it waits only for a thread to run it
+    write_intents(root, make_intent("INT-1", status="DONE"))
+    session.workspace.reload()
+    time.sleep(RECHECK_AFTER * 2)
+    outcome = engine.run(allowed, approved_by="auto")
     assert outcome.decision.stage == "intent_gate" and not (root / "src" / "b.py").exists()
     engine.close()
 
