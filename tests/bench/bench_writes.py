@@ -52,6 +52,16 @@ def gated_write(client: Client, session_id: str, workspace: Path, n: int, tag: s
         parts.append((authorized - started, written - authorized, time.perf_counter() - written))
 
 
+def ungated_write(client: Client, session_id: str, workspace: Path, n: int, tag: str,
+                  parts: list[tuple[float, float, float]] | None = None) -> None:
+    """The machine's floor for a gated write: the same two round trips and the same file
+    write, with a read's authorize (the cheapest call there is) in place of each gate."""
+    path = f"src/{tag}-{n % 64}.py"
+    gated_read(client, session_id, n)
+    (workspace / path).write_text(f"value = {n}\n")
+    gated_read(client, session_id, n + 1)
+
+
 def gated_read(client: Client, session_id: str, n: int) -> None:
     answer = client.call(protocol.TOOLS_AUTHORIZE, {
         "session_id": session_id, "tool": "read_file", "args": {"path": "src/app.py",
@@ -60,9 +70,9 @@ def gated_read(client: Client, session_id: str, n: int) -> None:
         raise RuntimeError(answer)
 
 
-def latency(socket_path: Path, workspace: Path, calls: int,
-            parts: list[tuple[float, float, float]]) -> tuple[list[float], list[float]]:
-    writes, reads = [], []
+def latency(socket_path: Path, workspace: Path, calls: int, parts: list[tuple[float, float, float]]
+            ) -> tuple[list[float], list[float], list[float]]:
+    writes, reads, floor = [], [], []
     with Client(socket_path) as client:
         session_id = open_session(client, workspace)
         for n in range(200):  # warm up
@@ -75,21 +85,26 @@ def latency(socket_path: Path, workspace: Path, calls: int,
             started = time.perf_counter()
             gated_read(client, session_id, n + 1000)
             reads.append((time.perf_counter() - started) * 1000)
-    return writes, reads
+            started = time.perf_counter()
+            ungated_write(client, session_id, workspace, n, "floor")
+            floor.append((time.perf_counter() - started) * 1000)
+    return writes, reads, floor
 
 
-def worker(socket_path: str, workspace: str, tag: str, calls: int, start: Any, done: Any) -> None:
+def worker(socket_path: str, workspace: str, tag: str, calls: int, start: Any, done: Any,
+           ungated: bool = False) -> None:
+    write = ungated_write if ungated else gated_write
     try:
         with Client(socket_path) as client:
             session_id = open_session(client, Path(workspace))
             for n in range(20):
-                gated_write(client, session_id, Path(workspace), n, tag + "w")
+                write(client, session_id, Path(workspace), n, tag + "w")
             start.wait()
             samples = []
             began = time.perf_counter()
             for n in range(calls):
                 t = time.perf_counter()
-                gated_write(client, session_id, Path(workspace), n, tag)
+                write(client, session_id, Path(workspace), n, tag)
                 samples.append((time.perf_counter() - t) * 1000)
         done.put((began, time.perf_counter(), samples))
     except Exception as exc:  # noqa: BLE001 - reported by the parent
@@ -97,11 +112,12 @@ def worker(socket_path: str, workspace: str, tag: str, calls: int, start: Any, d
 
 
 def throughput(socket_path: Path, workspaces: list[Path], clients: int,
-               calls: int, phase: str) -> tuple[float, list[float]]:
+               calls: int, phase: str, ungated: bool = False) -> tuple[float, list[float]]:
     start = multiprocessing.Event()
     done: multiprocessing.Queue[Any] = multiprocessing.Queue()
     procs = [multiprocessing.Process(target=worker, args=(
-        str(socket_path), str(workspaces[i % len(workspaces)]), f"{phase}{i}", calls, start, done))
+        str(socket_path), str(workspaces[i % len(workspaces)]), f"{phase}{i}", calls, start, done,
+        ungated))
         for i in range(clients)]
     for proc in procs:
         proc.start()
@@ -135,11 +151,13 @@ def main() -> int:
                   for i in range(args.workspaces)]
         with DaemonProcess(root / "d.sock", root / "state") as daemon:
             parts: list[tuple[float, float, float]] = []
-            writes, reads = latency(daemon.socket_path, spaces[0], args.calls, parts)
+            writes, reads, floor = latency(daemon.socket_path, spaces[0], args.calls, parts)
             one_rate, one = throughput(daemon.socket_path, spaces[:1], args.clients, args.per_client,
                                        "one")
             rate, spread = throughput(daemon.socket_path, spaces, args.clients, args.per_client,
                                       "spread")
+            floor_rate, floor_spread = throughput(daemon.socket_path, spaces, args.clients,
+                                                  args.per_client, "floor", ungated=True)
     print(f"gated write (authorize → write → report), {args.calls} sequential, 1 client:")
     print(f"  p50 {pick(writes, .5):.3f} ms   p90 {pick(writes, .9):.3f} ms   "
           f"p99 {pick(writes, .99):.3f} ms   mean {statistics.mean(writes):.3f} ms")
@@ -148,8 +166,12 @@ def main() -> int:
         for i, name in enumerate(("authorize", "the client's write", "report"))))
     print(f"read authorize, same run: p50 {pick(reads, .5):.3f} ms "
           f"(a write costs {pick(writes, .5) / pick(reads, .5):.1f}× a read)")
+    print(f"floor, same run (a read's authorize in place of each gate, same file write): "
+          f"p50 {pick(floor, .5):.3f} ms; the gates add {pick(writes, .5) - pick(floor, .5):.3f} ms")
     for label, value, samples in (("1 workspace", one_rate, one),
-                                  (f"{args.workspaces} workspaces", rate, spread)):
+                                  (f"{args.workspaces} workspaces", rate, spread),
+                                  (f"{args.workspaces} workspaces, floor", floor_rate,
+                                   floor_spread)):
         print(f"{args.clients} clients × {args.per_client} writes over {label}: {value:,.0f} writes/s"
               f"   p50 {pick(samples, .5):.2f} ms   p99 {pick(samples, .99):.2f} ms")
     print("targets: p50 ≤ 0.8 ms; ≥ 1,500 writes/s with 8 clients over 4 workspaces")
