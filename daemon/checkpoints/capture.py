@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from .dirty import DirtySnapshot, DirtyTracker
 from .errors import InvalidPath
-from .ignore import CheckpointIgnore, rules_digest
+from .ignore import CheckpointIgnore, Frame, rules_digest
 from .inotify_tracker import InotifyTracker
 from .known import Known as PackedKnown
 from .manifest import Row
@@ -17,6 +17,8 @@ from .recorder import Known, Recorder
 from .scan import scan
 from .state import DiskStat, lstat, stat_matches, to_disk_stat
 from .walk import RecordWalker
+
+Frames = dict[str, Frame | None]  # the ignore rules of each folder, worked out once per capture
 
 # The meta values that fingerprint the ignore rules a complete checkpoint was taken under.
 RULE_KEYS = ("rules", "exclude", "extra")
@@ -67,10 +69,11 @@ class Capturer:
         reliable = (snapshot is not None and prev is not None and prev.complete
                     and (own_drain or prev.created_ns >= snapshot.since_ns))
         result = Capture()
+        frames: Frames = {"": self._rules.root_frame()}  # each folder's ignore rules, read once
         if paths is not None:
-            self._named(paths, known, result)
+            self._named(paths, known, result, frames)
         if reliable and snapshot is not None:
-            touched = self._dirty(snapshot, known, result)
+            touched = self._dirty(snapshot, known, result, frames)
             result.rules_changed = self._rules_touched(touched, meta)
             result.rules = {} if not result.rules_changed else dict.fromkeys(RULE_KEYS, "")
             result.complete = not result.rules_changed
@@ -100,14 +103,14 @@ class Capturer:
             return "the previous checkpoint did not cover the whole workspace"
         return "the ignore rules changed"
 
-    def _named(self, paths: Sequence[str], known: Known, result: Capture) -> None:
+    def _named(self, paths: Sequence[str], known: Known, result: Capture, frames: Frames) -> None:
         for raw in paths:
             try:
                 rel = normalize(raw)
             except InvalidPath as exc:
                 result.skipped.append((str(raw), str(exc)))
                 continue
-            why = self._refusal(rel)
+            why = self._refusal(rel, frames)
             if why:
                 result.skipped.append((rel, why))
                 continue
@@ -120,12 +123,12 @@ class Capturer:
                 result.stats[rel] = st
                 result.explicit.add(rel)
 
-    def _refusal(self, rel: str) -> str:
+    def _refusal(self, rel: str, frames: Frames) -> str:
         if in_git_dir(rel):
             return "inside a .git folder, which checkpoints never save"
         if self._recorder.escapes(rel):
             return "a parent folder is a symlink, so the path is not inside the workspace"
-        if self._rules.is_ignored(rel):
+        if not self._rules.kept([rel], frames):
             return "ignored (.gitignore or ignore rules)"
         return ""
 
@@ -160,10 +163,11 @@ class Capturer:
         visible = set(self._rules.kept(p for p, st in on_disk.items() if st is not None))
         stats.update((p, st) for p, st in on_disk.items() if st is None or p in visible)
 
-    def _dirty(self, snapshot: DirtySnapshot, known: Known, result: Capture) -> list[str]:
+    def _dirty(self, snapshot: DirtySnapshot, known: Known, result: Capture,
+               frames: Frames) -> list[str]:
         """Add the tracker's paths (folders expanded) that are not ignored, and what changed in
         the folders it cannot watch; returns them all."""
-        touched = self._rules.kept(snapshot.files)
+        touched = self._rules.kept(snapshot.files, frames)
         for rel in touched:
             if rel not in result.stats:
                 result.stats[rel] = self._recorder.stat(rel)

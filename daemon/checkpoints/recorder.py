@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 from dulwich.objects import Blob
 
+from intentd.daemon.tools.fileio import read_fd
 from intentd.daemon.utils.inflight import is_ours, under_way
 
 from . import inbox
@@ -160,12 +161,9 @@ class Recorder:
     def _read(self, fd: int, size: int) -> bytes:
         """The file's content, up to the cap and one byte more (so that a file grown past the
         cap since its stat shows). Asking for its stat size first spares a cap-sized buffer
-        per file (5 MiB, allocated and trimmed again for every small file)."""
-        with os.fdopen(fd, "rb", closefd=False) as handle:
-            data = handle.read(size + 1)
-            if len(data) > size:  # it grew since its stat: the rest, as far as the cap allows
-                data += handle.read(self._max + 1 - len(data))
-        return data
+        per file (5 MiB, allocated and trimmed again for every small file); plain reads spare
+        a file object's own fstat, ioctl and lseek."""
+        return read_fd(fd, size, self._max + 1)
 
     def _opened_inside(self, fd: int, rel: str) -> bool:
         """Whether the file open as fd really is rel inside the workspace: a parent folder
