@@ -1,9 +1,11 @@
-"""Contents of the files agents wrote, kept by sha256: what blame and the trace export diff."""
+"""Contents of the files agents wrote, kept by sha256: what blame and the trace export diff.
+
+Texts are rows of one SQLite database in the store's folder (texts_db.py). Stores written by
+earlier versions kept one file per text, `<2 hex>/<62 hex>`: those are still read."""
 
 from __future__ import annotations
 
 import atexit
-import contextlib
 import hashlib
 import logging
 import os
@@ -15,33 +17,32 @@ from collections import OrderedDict
 from pathlib import Path
 
 from intentd.daemon.tools.fileio import read_fd, sha256_file
-from intentd.daemon.utils.statedir import ensure_private
+from intentd.daemon.trace.texts_db import TextsDatabase
 
 log = logging.getLogger(__name__)
 
 MAX_KEPT_BYTES = 2 * 1024 * 1024  # larger files are hashed, not kept: no line-level trace for them
 BINARY_PROBE = 8192
 RECENT_BYTES = 16 * 1024 * 1024  # texts kept in memory: a call's "after" is the next's "before"
-STORED_NAMES = 65_536  # objects known to be on disk, remembered so that put() skips the stat
 PENDING_BYTES = 32 * 1024 * 1024  # texts waiting for the writer; past this, put() writes itself
 CLOSE_SECONDS = 2.0  # at a stop, how long the writer gets to write what waits (SIGTERM: ≤ 5 s)
 
 
 class ContentStore:
-    """Compressed file contents under their sha256 in one private folder; a stored object whose
-    contents no longer match its name reads as missing.
+    """Compressed file contents under their sha256 in one private folder; a stored text whose
+    contents no longer match its digest reads as missing.
 
     With `background` (the daemon's stores), put() leaves the compressing and writing to a
-    writer thread: a call's receipt does not wait for it. Texts waiting to be written are read
-    from memory meanwhile, and close() writes every one of them before it returns."""
+    writer thread: a call's receipt does not wait for it. The writer writes every text waiting
+    in one transaction. Texts waiting to be written are read from memory meanwhile, and close()
+    writes every one of them before it returns."""
 
     def __init__(self, folder: Path, background: bool = False) -> None:
         self.folder = folder
         self._recent: OrderedDict[str, bytes] = OrderedDict()
         self._recent_bytes = 0
         self._lock = threading.Lock()
-        self._folders: set[str] = set()  # the object folders made (and kept private) already
-        self._stored: set[str] = set()   # objects this store wrote or found: no stat for those
+        self._texts = TextsDatabase(folder)
         self._background = background
         self._pending: OrderedDict[str, bytes] = OrderedDict()  # for the writer, oldest first
         self._pending_bytes = 0
@@ -72,12 +73,13 @@ class ContentStore:
         return digest
 
     def put(self, digest: str, data: bytes) -> None:
+        _check(digest)
         self._remember(digest, data)
-        if digest in self._stored:
+        if digest in self._texts.known:
             return
         if self._background and self._hand_over(digest, data):
             return
-        self._write(digest, data)
+        self._write([(digest, data)])
 
     def _hand_over(self, digest: str, data: bytes) -> bool:
         """Queue the text for the writer thread; False when the queue is full (the caller then
@@ -104,14 +106,15 @@ class ContentStore:
                     if not self._background:
                         return
                     self._changed.wait()
-                digest, data = next(iter(self._pending.items()))
+                batch = list(self._pending.items())  # all that waits: one transaction
             try:
-                self._write(digest, data)
-            except Exception:  # the trace of one text, never the writer
-                log.exception("could not keep the text %s", digest)
-            with self._lock:
-                self._pending.pop(digest, None)
-                self._pending_bytes -= len(data)
+                self._write(batch)
+            except Exception:  # the trace of these texts, never the writer
+                log.exception("could not keep %d text(s)", len(batch))
+            with self._lock:  # only now: until written, get() reads them from here
+                for digest, data in batch:
+                    del self._pending[digest]
+                    self._pending_bytes -= len(data)
                 self._changed.notify_all()
 
     def flush(self, timeout: float | None = None) -> bool:
@@ -131,35 +134,14 @@ class ContentStore:
             if self._pending:  # a disk that hangs: the stop goes on, and says what it lost
                 log.error("%d kept text(s) could not be written to %s before the stop",
                           len(self._pending), self.folder)
+                return
+        if writer is None or not writer.is_alive():
+            self._texts.close()  # later puts open it again
 
-    def _write(self, digest: str, data: bytes) -> None:
-        target = self._object(digest)
-        if target.exists():
-            self._stored.add(digest)
-            return
-        folder = digest[:2]
-        temporary = f"{target.parent}/.{target.name}.{os.getpid()}.{threading.get_ident()}.tmp"
-        try:
-            if folder not in self._folders:
-                ensure_private(target.parent.parent)
-                target.parent.mkdir(mode=0o700, exist_ok=True)
-                self._folders.add(folder)
-            fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            try:
-                packed = memoryview(zlib.compress(data, 1))
-                while packed:
-                    packed = packed[os.write(fd, packed):]
-            finally:
-                os.close(fd)
-            os.replace(temporary, target)
-            if len(self._stored) >= STORED_NAMES:
-                self._stored.clear()  # a bound on memory; forgotten names cost one stat again
-            self._stored.add(digest)
-        except OSError as exc:
-            if isinstance(exc, FileNotFoundError):
-                self._folders.discard(folder)  # removed under us: made again next time
-            with contextlib.suppress(OSError):
-                os.unlink(temporary)  # a full disk costs the trace of this file, never the call
+    def _write(self, texts: list[tuple[str, bytes]]) -> None:
+        """Compressed, then written in one transaction; a full disk or a database error costs
+        the trace of these texts (logged), never the call."""
+        self._texts.add([(digest, zlib.compress(data, 1)) for digest, data in texts])
 
     def get(self, digest: str | None) -> bytes | None:
         """The contents stored under `digest`; b"" for None (a file that did not exist)."""
@@ -170,7 +152,11 @@ class ContentStore:
         if found is not None:
             return found
         try:
-            data = zlib.decompress(self._object(digest).read_bytes())
+            _check(digest)
+            packed = self._texts.read(digest)
+            if packed is None:  # a text an earlier version kept in a file of its own
+                packed = (self.folder / digest[:2] / digest[2:]).read_bytes()
+            data = zlib.decompress(packed)
         except (OSError, zlib.error, ValueError):
             return None
         return data if hashlib.sha256(data).hexdigest() == digest else None
@@ -187,10 +173,11 @@ class ContentStore:
                 _, dropped = self._recent.popitem(last=False)
                 self._recent_bytes -= len(dropped)
 
-    def _object(self, digest: str) -> Path:
-        if len(digest) != 64 or not all(c in "0123456789abcdef" for c in digest):
-            raise ValueError(f"not a sha256: {digest!r}")
-        return self.folder / digest[:2] / digest[2:]
+
+def _check(digest: str) -> None:
+    """A digest names a text, and (in the old layout) a path: nothing else gets through."""
+    if len(digest) != 64 or not all(c in "0123456789abcdef" for c in digest):
+        raise ValueError(f"not a sha256: {digest!r}")
 
 
 _WRITING: weakref.WeakSet[ContentStore] = weakref.WeakSet()
