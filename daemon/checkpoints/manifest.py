@@ -5,12 +5,13 @@ from __future__ import annotations
 import bisect
 import errno
 import json
-import os
 import sqlite3
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from intentd.daemon.utils.statedir import keep_sqlite_private
 
 from .errors import CheckpointError, CorruptStore, DiskFull, UnknownCheckpoint
 from .inbox import Row as InboxRow
@@ -91,21 +92,6 @@ def _sql_error(exc: sqlite3.Error, path: Path) -> Exception:
                         f"{path.parent} aside to start a new store")
 
 
-def _keep_private(path: Path, *, create: bool) -> None:
-    """SQLite makes the database with the umask's 0644, and its -wal and -shm files copy the
-    database's mode: make it 0600 first (and tighten files made before that)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | (os.O_CREAT if create else 0), 0o600)
-    except FileNotFoundError:
-        return
-    try:
-        st = os.fstat(fd)
-        if st.st_mode & 0o077 and st.st_uid == os.getuid():
-            os.fchmod(fd, 0o600)
-    finally:
-        os.close(fd)
-
-
 class Manifest:
     """SQLite access; every method raises CheckpointError subclasses, never sqlite3 errors."""
 
@@ -116,8 +102,7 @@ class Manifest:
         self.inbox_rows, self.inbox_bytes = 0, 0
         self.store_bytes = 0  # the estimate this process last read or wrote (upkeep's cue to prune)
         try:
-            for suffix in ("", "-wal", "-shm"):
-                _keep_private(Path(f"{path}{suffix}"), create=not suffix)
+            keep_sqlite_private(path)
         except OSError as exc:
             raise CheckpointError(f"cannot use checkpoint manifest {path}: {exc.strerror}") from exc
         try:

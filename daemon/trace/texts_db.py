@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from urllib.parse import quote
 
-from intentd.daemon.utils.statedir import ensure_private
+from intentd.daemon.utils.statedir import ensure_private, keep_sqlite_private
 
 log = logging.getLogger(__name__)
 
@@ -100,8 +100,7 @@ class TextsDatabase:
             return self._db
         if create:
             ensure_private(self.folder)
-            for suffix in _SUFFIXES:
-                _keep_private(Path(f"{self.path}{suffix}"), create=not suffix)
+            keep_sqlite_private(self.path)
         elif not self.path.exists():
             return None
         self._db = _open(self.path)
@@ -120,8 +119,7 @@ class TextsDatabase:
         self.known.clear()
         log.error("the kept texts' database %s is damaged (%s): moved to %s, a new one started; "
                   "blame cannot show the lines of the texts it held", self.path, exc, aside)
-        for suffix in _SUFFIXES:
-            _keep_private(Path(f"{self.path}{suffix}"), create=not suffix)
+        keep_sqlite_private(self.path)
 
     def _drop(self) -> None:
         if self._db is not None:
@@ -154,18 +152,3 @@ def _damaged(exc: sqlite3.Error) -> bool:
     """Not a database, or a damaged one (as opposed to a full disk, a lock, a permission)."""
     code = getattr(exc, "sqlite_errorcode", 0) & 0xFF
     return code in (sqlite3.SQLITE_NOTADB, sqlite3.SQLITE_CORRUPT)
-
-
-def _keep_private(path: Path, *, create: bool) -> None:
-    """SQLite makes the database with the umask's 0644, and its -wal and -shm files copy the
-    database's mode: make it 0600 first (and tighten files made before that)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | (os.O_CREAT if create else 0), 0o600)
-    except FileNotFoundError:
-        return
-    try:
-        st = os.fstat(fd)
-        if st.st_mode & 0o077 and st.st_uid == os.getuid():
-            os.fchmod(fd, 0o600)
-    finally:
-        os.close(fd)

@@ -70,3 +70,21 @@ def make_tree_private(folder: Path) -> None:
             mode = stat.S_IMODE(st.st_mode)
             if not stat.S_ISLNK(st.st_mode) and mode & 0o077 and st.st_uid == os.getuid():
                 os.chmod(path, mode & ~0o077)
+
+
+def keep_sqlite_private(database: Path) -> None:
+    """SQLite makes a database with the umask's 0644, and its -wal and -shm files copy the
+    database's mode: make the database 0600 before SQLite opens it (and tighten those files
+    when an older version made them open)."""
+    for suffix in ("", "-wal", "-shm"):
+        path = f"{database}{suffix}"
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | (0 if suffix else os.O_CREAT), 0o600)
+        except FileNotFoundError:
+            continue
+        try:
+            st = os.fstat(fd)
+            if st.st_mode & 0o077 and st.st_uid == os.getuid():
+                os.fchmod(fd, 0o600)
+        finally:
+            os.close(fd)
