@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 
 from dulwich.objects import Blob
 
-from intentd.daemon.tools.fileio import read_fd
 from intentd.daemon.utils.inflight import is_ours, under_way
+from intentd.daemon.utils.reading import read_fd
 
 from . import inbox
 from .errors import WorkspaceMissing

@@ -10,6 +10,7 @@ from typing import BinaryIO
 from intentd.daemon.tools.anchor import Anchor
 from intentd.daemon.tools.base import ToolFailed
 from intentd.daemon.utils.inflight import temporary_name
+from intentd.daemon.utils.reading import read_fd
 
 READ_CAP_BYTES = 2 * 1024 * 1024
 HASH_CHUNK = 1 << 20
@@ -50,21 +51,6 @@ def read_regular(path: str | os.PathLike[str], limit: int = 64 * 1024 * 1024) ->
         return read_fd(fd, info.st_size, limit)
     finally:
         os.close(fd)
-
-
-def read_fd(fd: int, size: int, limit: int) -> bytes:
-    """At most `limit` bytes from fd, to its end. `size` (its fstat) sizes the first read, so a
-    small file costs one small buffer, not one of `limit` bytes; a file that grew is read on."""
-    chunks: list[bytes] = []
-    total = 0
-    want = min(size + 1, limit)  # one byte more than the size: the end is seen in one read
-    while total < limit:
-        chunk = os.read(fd, max(1, min(limit - total, max(want - total, HASH_CHUNK // 16))))
-        if not chunk:
-            break
-        chunks.append(chunk)
-        total += len(chunk)
-    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
 def sha256_text(text: str) -> str:

@@ -16,8 +16,9 @@ import zlib
 from collections import OrderedDict
 from pathlib import Path
 
-from intentd.daemon.tools.fileio import read_fd, sha256_file
+from intentd.daemon.tools.fileio import sha256_file
 from intentd.daemon.trace.texts_db import TextsDatabase
+from intentd.daemon.utils.reading import read_fd
 
 log = logging.getLogger(__name__)
 
