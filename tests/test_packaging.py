@@ -17,6 +17,9 @@ import pytest
 
 from intentd.daemon import __version__
 
+# One worker runs this file: the session fixtures (a build, a venv: seconds each) are built once.
+pytestmark = pytest.mark.xdist_group("packaging")
+
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGING = ROOT / "packaging"
 FOLDERS = {"daemon": "intentd/daemon", "gui": "intentd/gui"}
