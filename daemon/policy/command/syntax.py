@@ -6,8 +6,6 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-import bashlex
-
 from intentd.daemon.policy.command.braces import TooManyWords, expand_braces
 from intentd.daemon.policy.command.types import Redirect
 from intentd.daemon.policy.command.words import (
@@ -76,6 +74,10 @@ def parse_syntax(source: str) -> Syntax:
     bashlex may stop early without an error, so the text between the parsed trees must be
     only blanks, separators and comments: otherwise the command is refused as unparsed.
     """
+    # Imported on first use: bashlex builds its parse tables on import (a tenth of a second
+    # or more), which every daemon start and every tool that loads the policy paid for.
+    import bashlex
+
     trees = bashlex.parse(source)
     walker = _Walker(source)
     covered: list[tuple[int, int]] = []
