@@ -37,6 +37,36 @@ class StoreLock:
                 if self._depth == 0:
                     fcntl.flock(self._fd, fcntl.LOCK_UN)
 
+    @contextmanager
+    def hold_if_free(self) -> Iterator[bool]:
+        """An exclusive hold only if nobody has the store now; yields whether it is held. For a
+        stop, which must not wait on a call under way or on another process."""
+        if not self._thread_lock.acquire(blocking=False):
+            yield False
+            return
+        try:
+            if self._depth == 0 and not self._try_acquire():
+                yield False
+                return
+            self._depth += 1
+            try:
+                yield True
+            finally:
+                self._depth -= 1
+                if self._depth == 0:
+                    fcntl.flock(self._fd, fcntl.LOCK_UN)
+        finally:
+            self._thread_lock.release()
+
+    def _try_acquire(self) -> bool:
+        if self._fd < 0:
+            self._fd = os.open(self._path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        return True
+
     def _acquire(self, exclusive: bool) -> None:
         if self._fd < 0:
             self._fd = os.open(self._path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)

@@ -214,7 +214,9 @@ class CheckpointStore:
             self._blobs.put(blobs)
 
     def close(self) -> None:
-        """Stop the watcher (and a warm-up) and release the store."""
+        """Stop the watcher (and a warm-up) and release the store; again, nothing."""
+        if self._stop.is_set():
+            return
         self._stop.set()
         with self._warming:
             pass
@@ -224,9 +226,10 @@ class CheckpointStore:
             self._tracker = None
             self._capturer = Capturer(self._root, self._rules, self._recorder, None)
         try:  # a store at rest is plain git: what git tools and older versions can read
-            with self._lock.hold():
-                self._upkeep.move_inbox()
-        except (OSError, CheckpointError) as exc:  # the inbox is safe where it is
+            with self._lock.hold_if_free() as held:
+                if held:  # else a call or another process has it: the inbox is safe where it is
+                    self._upkeep.move_inbox()
+        except (OSError, CheckpointError) as exc:
             log.warning("checkpoints: could not move the inbox of %s into git: %s", self.state_dir, exc)
         self._manifest.close()
         self._blobs.close()

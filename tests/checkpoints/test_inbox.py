@@ -3,8 +3,10 @@ and are moved into git by upkeep and at close; nothing in them is ever lost or t
 
 from __future__ import annotations
 
+import fcntl
 import os
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -93,3 +95,23 @@ def test_a_damaged_inbox_row_is_never_restored(ws: Path, make_store: StoreFactor
     assert (ws / "src/app.py").read_text() == "the agent's version\n"
     with pytest.raises(CorruptStore, match="damaged"):
         store.diff(cp.id)
+
+
+def test_a_stop_never_waits_for_a_busy_store_and_the_inbox_stays(ws: Path,
+                                                                 make_store: StoreFactory) -> None:
+    store = make_store(ws, watch=False)
+    write(ws, "src/app.py", "kept in the inbox\n")
+    cp = store.create(["src/app.py"], label="edit")
+    other = os.open(store.state_dir / "lock", os.O_RDWR)  # another process's hold, as flock sees it
+    try:
+        fcntl.flock(other, fcntl.LOCK_EX)
+        started = time.monotonic()
+        store.close()
+        assert time.monotonic() - started < 1.0  # a busy store waits up to 60 s for a writer
+    finally:
+        os.close(other)
+    write(ws, "src/app.py", "the agent's version\n")
+    again = make_store(ws, watch=False)
+    assert again._manifest.inbox_rows >= 1
+    again.restore(cp.id)
+    assert (ws / "src/app.py").read_text() == "kept in the inbox\n"
