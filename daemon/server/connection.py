@@ -120,5 +120,7 @@ class Connection:
     async def _settle(self) -> None:
         if self._tasks:
             await asyncio.gather(*self._tasks, return_exceptions=True)
-        while not self._outbox.empty():
+        # Once the client has hung up nothing writes the outbox any more: waiting for it to
+        # empty would hold the stop for the whole timeout.
+        while not self._outbox.empty() and not self._closed:
             await asyncio.sleep(0.01)
