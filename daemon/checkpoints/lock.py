@@ -58,29 +58,22 @@ class StoreLock:
         finally:
             self._thread_lock.release()
 
-    def _try_acquire(self) -> bool:
+    def _try_acquire(self, exclusive: bool = True) -> bool:
         if self._fd < 0:
             self._fd = os.open(self._path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
         try:
-            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(self._fd, (fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH) | fcntl.LOCK_NB)
         except BlockingIOError:
             return False
         return True
 
     def _acquire(self, exclusive: bool) -> None:
-        if self._fd < 0:
-            self._fd = os.open(self._path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-        mode = (fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH) | fcntl.LOCK_NB
         deadline = time.monotonic() + WAIT_SECONDS
-        while True:
-            try:
-                fcntl.flock(self._fd, mode)
-                return
-            except BlockingIOError:
-                if time.monotonic() > deadline:
-                    raise CheckpointError(f"checkpoint store {self._path.parent} is busy "
-                                          f"(another intentd process holds it)") from None
-                time.sleep(0.01)
+        while not self._try_acquire(exclusive):
+            if time.monotonic() > deadline:
+                raise CheckpointError(f"checkpoint store {self._path.parent} is busy "
+                                      f"(another intentd process holds it)")
+            time.sleep(0.01)
 
     def close(self) -> None:
         with self._thread_lock:

@@ -8,7 +8,7 @@ import os
 import subprocess
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import suppress
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
@@ -92,17 +92,23 @@ class BlobStore:
     def put(self, blobs: Sequence[Blob]) -> int:
         """Store blobs not stored yet; returns the disk bytes added. ENOSPC becomes DiskFull."""
         unique = {blob.id: blob for blob in blobs}
-        try:
+        with self._saving("; nothing was recorded"):
             if len(unique) >= PACK_THRESHOLD:
                 # fast-import itself skips objects already packed; loose ones are rare duplicates
                 return self._import_pack(list(unique.values()))
             # A blob that is only packed gets a loose copy too: cheaper than searching every
             # pack's index on each checkpoint, and the next repack folds the copy away.
             return sum(self._write_loose(blob) for blob in unique.values())
+
+    @contextmanager
+    def _saving(self, outcome: str = "") -> Iterator[None]:
+        """ENOSPC and EDQUOT while saving become DiskFull, which says where."""
+        try:
+            yield
         except OSError as exc:
             if exc.errno in _NO_SPACE:
-                raise DiskFull(f"no space left on device while saving to {self._git_dir}; "
-                               "nothing was recorded") from exc
+                raise DiskFull(f"no space left on device while saving to {self._git_dir}"
+                               f"{outcome}") from exc
             raise
 
     def _write_loose(self, blob: Blob) -> int:
@@ -143,12 +149,8 @@ class BlobStore:
         """Blobs moved from the inbox, as one pack whose each blob is a delta of the one before
         it where that is smaller (fast-import's only delta search): given in path order, a
         file's versions follow each other. Returns the disk bytes added."""
-        try:
+        with self._saving():
             return self._import_pack(blobs, depth=50)
-        except OSError as exc:
-            if exc.errno in _NO_SPACE:
-                raise DiskFull(f"no space left on device while saving to {self._git_dir}") from exc
-            raise
 
     def _import_pack(self, blobs: list[Blob], depth: int = 0) -> int:
         """One pack through `git fast-import` (C; with depth 0, no delta search): twice

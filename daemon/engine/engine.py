@@ -152,7 +152,6 @@ class Engine:
         ev = Evaluation(f"c-{next(_call_ids)}", ctx, decision, started, 0.0)
         self._answer_by_grant(ev)
         ev.decided_ms = (time.perf_counter() - clock) * 1000
-        ev.decided_at = time.monotonic()
         return ev
 
     def evaluate(self, session: Session, name: Any, args: Any, batch: str | None = None, *,

@@ -49,6 +49,15 @@ def texts(count: int, tag: str = "") -> tuple[list[bytes], list[str]]:
     return made, [hashlib.sha256(t).hexdigest() for t in made]
 
 
+def waiting(store: ContentStore, count: int) -> tuple[threading.Lock, list[bytes], list[str]]:
+    """`count` texts put while the writer is held: the gate that releases it, texts, digests."""
+    gate = held(store)
+    made, digests = texts(count)
+    for digest, text in zip(digests, made, strict=True):
+        store.put(digest, text)
+    return gate, made, digests
+
+
 def held(store: ContentStore) -> threading.Lock:
     """The writer waits at its first batch until the test releases the returned lock."""
     gate = threading.Lock()
@@ -81,10 +90,7 @@ def statements(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 def test_a_waiting_text_reads_from_memory_and_close_writes_it(tmp_path: Path) -> None:
     folder = tmp_path / "contents"
     store = ContentStore(folder, background=True)
-    gate = held(store)
-    made, digests = texts(20)
-    for digest, text in zip(digests, made, strict=True):
-        store.put(digest, text)
+    gate, made, digests = waiting(store, 20)
     assert not folder.exists()  # none written yet: the call did not wait
     assert [store.get(d) for d in digests] == made  # yet each reads back, from memory
     gate.release()
@@ -100,10 +106,7 @@ def test_the_writer_writes_all_that_waits_in_one_transaction(tmp_path: Path,
                                                              statements: list[str]) -> None:
     folder = tmp_path / "contents"
     store = ContentStore(folder, background=True)
-    gate = held(store)
-    made, digests = texts(50)
-    for digest, text in zip(digests, made, strict=True):
-        store.put(digest, text)
+    gate, made, digests = waiting(store, 50)
     gate.release()
     assert store.flush(timeout=10)
     # the writer took what waited when it woke (perhaps only the first text), then the rest
