@@ -131,8 +131,9 @@ class Ledger:
         return fd
 
     def _drop_partial_tail(self) -> None:
-        """A line left unfinished by an older version or a foreign file system is removed: the
-        next entry must start on a line of its own."""
+        """A line left unfinished is removed: the next entry must start on a line of its own.
+        SIGKILL can cut a write of more than a page at a page boundary, and so can a crash on a
+        foreign file system."""
         size = os.fstat(self._fd).st_size
         if size == 0 or os.pread(self._fd, 1, size - 1) == b"\n":
             return
