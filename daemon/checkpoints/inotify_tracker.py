@@ -31,6 +31,10 @@ log = logging.getLogger(__name__)
 MAX_DIRTY = 200_000
 # How often a checkpoint tries again to watch folders that could not be watched.
 RETRY_SECONDS = 5.0
+# Woken by an event while idle, the thread lets more arrive for this long before it reads them:
+# one read for a burst, not a wake per write taking the GIL from the calls. A checkpoint never
+# waits for it (collect() reads the queue itself), and a queue that overflows meanwhile is known.
+IDLE_LINGER_MS = 20
 # The limit in force for this user namespace (the same as fs.inotify.max_user_watches outside one).
 LIMIT_FILES = ("/proc/sys/user/max_inotify_watches", "/proc/sys/fs/inotify/max_user_watches")
 
@@ -173,8 +177,12 @@ class InotifyTracker:
         poller = select.poll()
         poller.register(ino.fileno(), select.POLLIN)
         poller.register(self._wake[0], select.POLLIN)
+        stop = select.poll()
+        stop.register(self._wake[0], select.POLLIN)
         while not self._stopping:
             poller.poll()
+            if not self._stopping:
+                stop.poll(IDLE_LINGER_MS)
             if self._stopping:
                 return
             with self._lock:

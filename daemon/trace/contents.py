@@ -27,6 +27,10 @@ BINARY_PROBE = 8192
 RECENT_BYTES = 16 * 1024 * 1024  # texts kept in memory: a call's "after" is the next's "before"
 PENDING_BYTES = 32 * 1024 * 1024  # texts waiting for the writer; past this, put() writes itself
 CLOSE_SECONDS = 2.0  # at a stop, how long the writer gets to write what waits (SIGTERM: ≤ 5 s)
+# Once a text waits, the writer lets more gather this long (or LINGER_BYTES) before it writes them
+# in one transaction: woken for every text, it cost each gated write a quarter of its CPU.
+LINGER_SECONDS = 0.05
+LINGER_BYTES = 1024 * 1024
 
 
 class ContentStore:
@@ -34,9 +38,10 @@ class ContentStore:
     contents no longer match its digest reads as missing.
 
     With `background` (the daemon's stores), put() leaves the compressing and writing to a
-    writer thread: a call's receipt does not wait for it. The writer writes every text waiting
-    in one transaction. Texts waiting to be written are read from memory meanwhile, and close()
-    writes every one of them before it returns."""
+    writer thread: a call's receipt does not wait for it. The writer lets texts gather for up to
+    LINGER_SECONDS, then writes every text waiting in one transaction. Texts waiting to be
+    written are read from memory meanwhile, and flush() and close() write every one of them
+    at once."""
 
     def __init__(self, folder: Path, background: bool = False) -> None:
         self.folder = folder
@@ -49,6 +54,7 @@ class ContentStore:
         self._pending_bytes = 0
         self._changed = threading.Condition(self._lock)
         self._writer: threading.Thread | None = None
+        self._hurrying = 0  # flush() calls waiting: the writer writes now, without lingering
 
     def keep(self, path: str) -> str | None:
         """The sha256 of the file at `path` (None when it does not exist), its text kept."""
@@ -90,6 +96,7 @@ class ContentStore:
                 return True
             if self._pending_bytes + len(data) > PENDING_BYTES or not self._background:
                 return False
+            first = not self._pending
             self._pending[digest] = data
             self._pending_bytes += len(data)
             if self._writer is None:
@@ -97,7 +104,8 @@ class ContentStore:
                 self._writer = threading.Thread(target=self._write_pending, daemon=True,
                                                 name=f"contents {self.folder.parent.name}")
                 self._writer.start()
-            self._changed.notify_all()
+            if first or self._pending_bytes >= LINGER_BYTES:
+                self._changed.notify_all()  # not for every text: a wake costs the caller the GIL
         return True
 
     def _write_pending(self) -> None:
@@ -107,6 +115,7 @@ class ContentStore:
                     if not self._background:
                         return
                     self._changed.wait()
+                self._changed.wait_for(self._write_now, LINGER_SECONDS)
                 batch = list(self._pending.items())  # all that waits: one transaction
             try:
                 self._write(batch)
@@ -118,10 +127,19 @@ class ContentStore:
                     self._pending_bytes -= len(data)
                 self._changed.notify_all()
 
+    def _write_now(self) -> bool:
+        """Whether the writer should stop gathering texts (the lock is held)."""
+        return bool(self._hurrying) or not self._background or self._pending_bytes >= LINGER_BYTES
+
     def flush(self, timeout: float | None = None) -> bool:
         """Wait until every text handed to the writer is written; False if `timeout` ran out."""
         with self._lock:
-            return self._changed.wait_for(lambda: not self._pending, timeout)
+            self._hurrying += 1
+            self._changed.notify_all()
+            try:
+                return self._changed.wait_for(lambda: not self._pending, timeout)
+            finally:
+                self._hurrying -= 1
 
     def close(self, timeout: float = CLOSE_SECONDS) -> None:
         """Write what is waiting, then end the writer; later puts write at once."""

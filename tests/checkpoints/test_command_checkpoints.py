@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from intentd.daemon.checkpoints import CheckpointStore, capture, walk
+from intentd.daemon.checkpoints import CheckpointStore, capture, inotify_tracker, walk
 from intentd.daemon.policy.ignore import IgnoreRules as PolicyIgnore
 
 from .conftest import StoreFactory, tree, write
@@ -165,6 +165,27 @@ def test_files_written_right_before_the_checkpoint_are_seen(
         cp = store.create(None, label=f"after {i}")
         assert set(cp.files) == {f"burst/{i % 3}/{i}.txt", "src/app.py"}
     assert "" not in scans
+
+
+def test_a_watcher_that_lets_events_gather_misses_nothing_and_stops_at_once(
+        ws: Path, store: CheckpointStore, scans: list[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """While idle, the watcher's thread lets events gather before it reads them (fewer wakes
+    competing with the calls). A checkpoint does not depend on it, and a stop does not wait."""
+    monkeypatch.setattr(inotify_tracker, "IDLE_LINGER_MS", 60_000)
+    store.create(None, label="baseline")
+    scans.clear()
+    for i in range(20):
+        write(ws, f"gathered/{i}.txt", str(i))
+        write(ws, "src/app.py", f"edit {i}\n")
+        cp = store.create(None, label=f"after {i}")
+        assert set(cp.files) == {f"gathered/{i}.txt", "src/app.py"}
+    assert "" not in scans
+    write(ws, "src/util.py", "the thread is now lingering on this event\n")
+    watcher = store._tracker._thread  # type: ignore[union-attr]
+    assert watcher is not None and watcher.is_alive()
+    store.close()  # it gives the thread 5 s to end
+    assert not watcher.is_alive(), "the stop waited out the linger"
 
 
 def test_file_checkpoints_also_pick_up_dirty_paths(ws: Path, store: CheckpointStore) -> None:

@@ -115,6 +115,22 @@ def test_the_writer_writes_all_that_waits_in_one_transaction(tmp_path: Path,
     store.close()
 
 
+def test_a_burst_of_texts_waits_for_one_wake_and_one_transaction(
+        tmp_path: Path, statements: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    # Woken for every text, the writer took the interpreter lock from the calls each time; it
+    # lets a burst gather, and flush() (as a stop does) does not wait out that time.
+    monkeypatch.setattr(contents, "LINGER_SECONDS", 60.0)
+    folder = tmp_path / "contents"
+    store = ContentStore(folder, background=True)
+    made, digests = texts(30)
+    for digest, text in zip(digests, made, strict=True):
+        store.put(digest, text)
+    assert store.flush(timeout=10)
+    assert statements.count("COMMIT") == 1, statements
+    assert [on_disk(folder, d) for d in digests] == made
+    store.close()
+
+
 def test_another_process_reads_what_the_writer_committed(tmp_path: Path) -> None:
     folder = tmp_path / "contents"
     reader = ContentStore(folder)  # as `intentd trace blame` next to a running daemon
