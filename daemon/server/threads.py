@@ -10,12 +10,15 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from intentd.daemon.server.turns import Turns
+
 MAX_THREADS = 64     # blocking calls under way at once, daemon-wide
 PER_SESSION = 4      # of them, held by one session (the rest of its calls wait their turn)
 STOP_GRACE = 1.0     # seconds that calls under way get, after the connections had theirs, at a stop
 IDLE_SECONDS = 30.0  # a worker with nothing to do this long ends (a burst leaves none behind)
 
-Job = tuple[str, asyncio.Semaphore, "asyncio.Future[Any]", Callable[..., Any], tuple[Any, ...]]
+# (session key, its semaphore, its turn, the caller's future, the work, its arguments)
+Job = tuple[str, asyncio.Semaphore, int, "asyncio.Future[Any]", Callable[..., Any], tuple[Any, ...]]
 
 
 class ToolThreads:
@@ -23,7 +26,8 @@ class ToolThreads:
     else a new one (starting a thread costs more than the rest of a small call's hand-off). A
     session holds at most PER_SESSION of them, counted until the work ends (not until its caller
     stops waiting), so one session whose calls hang cannot take the threads other sessions need;
-    a hung call keeps its worker, and the next call gets another."""
+    a hung call keeps its worker, and the next call gets another. Jobs take turns (turns.py):
+    one at a time, unless the one under way has run past a short lease."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop, limit: int = MAX_THREADS,
                  per_session: int = PER_SESSION, idle_seconds: float = IDLE_SECONDS) -> None:
@@ -38,6 +42,7 @@ class ToolThreads:
         self._busy = 0  # jobs under way, for close()
         self._state = threading.Condition()
         self._closed = False
+        self.turns = Turns(loop)
 
     async def run(self, key: str, fn: Callable[..., Any], *args: Any) -> Any:
         """fn(*args) on a thread, once `key` (a session id) and the daemon have one free."""
@@ -52,12 +57,17 @@ class ToolThreads:
         except BaseException:
             self._release_session(key, session)
             raise
-        future: asyncio.Future[Any] = self.loop.create_future()
         try:
-            self._submit((key, session, future, fn, args))
-        except BaseException:  # no thread could be started: what it held is given back
+            turn = await self.turns.take()
+        except BaseException:
             self._all.release()
             self._release_session(key, session)
+            raise
+        future: asyncio.Future[Any] = self.loop.create_future()
+        try:
+            self._submit((key, session, turn, future, fn, args))
+        except BaseException:  # no thread could be started: what it held is given back
+            self._give_back(key, session, turn)
             raise
         return await future
 
@@ -84,7 +94,7 @@ class ToolThreads:
 
     def _worker(self, job: Job | None) -> None:
         while job is not None:
-            key, session, future, fn, args = job
+            key, session, turn, future, fn, args = job
             try:
                 result, error = fn(*args), None
             except BaseException as exc:  # handed to the caller, as run_in_executor does
@@ -96,7 +106,8 @@ class ToolThreads:
                 if not closed:
                     self._idle += 1
             try:
-                self.loop.call_soon_threadsafe(self._done, key, session, future, result, error)
+                self.loop.call_soon_threadsafe(self._done, key, session, turn, future, result,
+                                               error)
             except RuntimeError:
                 pass  # the loop is closed: the daemon has stopped
             if closed:
@@ -115,16 +126,21 @@ class ToolThreads:
                 return None
         return self._jobs.get()  # a job was promised just as the wait ran out: it is on its way
 
-    def _done(self, key: str, session: asyncio.Semaphore, future: asyncio.Future[Any],
+    def _done(self, key: str, session: asyncio.Semaphore, turn: int, future: asyncio.Future[Any],
               result: Any, error: BaseException | None) -> None:
-        self._all.release()
-        self._release_session(key, session)
+        self._give_back(key, session, turn)
         if future.done():
             return  # the caller went away
         if error is not None:
             future.set_exception(error)
         else:
             future.set_result(result)
+
+    def _give_back(self, key: str, session: asyncio.Semaphore, turn: int) -> None:
+        """What a job held: its turn, its place among all threads and its session's."""
+        self.turns.give(turn)
+        self._all.release()
+        self._release_session(key, session)
 
     def _session(self, key: str) -> asyncio.Semaphore:
         entry = self._sessions.get(key)

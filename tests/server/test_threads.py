@@ -112,3 +112,63 @@ def test_an_idle_worker_ends_after_its_idle_time() -> None:
         return before, after
 
     assert run(main) == (1, 0)
+
+
+def test_jobs_take_turns_one_at_a_time() -> None:
+    # Threads running Python at once hand the interpreter lock back and forth at every system
+    # call; short jobs run one after another instead.
+    async def main() -> int:
+        threads = ToolThreads(asyncio.get_running_loop())
+        running, peak, lock = [0], [0], threading.Lock()
+
+        def job() -> None:
+            with lock:
+                running[0] += 1
+                peak[0] = max(peak[0], running[0])
+            threading.Event().wait(0.002)
+            with lock:
+                running[0] -= 1
+
+        await asyncio.gather(*(threads.run(f"s-{n % 4}", job) for n in range(40)))
+        threads.close(0.1)
+        return peak[0]
+
+    assert run(main) == 1
+
+
+def test_a_job_past_its_lease_holds_no_one_back() -> None:
+    async def main() -> tuple[bool, int]:
+        threads = ToolThreads(asyncio.get_running_loop())
+        threads.turns.lease = 0.05
+        stuck = threading.Event()
+        hung = asyncio.ensure_future(threads.run("s-1", stuck.wait, 5))
+        answers = await asyncio.wait_for(
+            asyncio.gather(*(threads.run(f"s-{n}", lambda n=n: n) for n in range(2, 6))), 2)
+        still_stuck = not hung.done()
+        stuck.set()
+        await hung
+        threads.close(0.1)
+        return still_stuck, sum(answers)
+
+    assert run(main) == (True, 2 + 3 + 4 + 5)
+
+
+def test_a_call_cancelled_while_waiting_for_its_turn_leaves_none_behind() -> None:
+    async def main() -> tuple[int, int]:
+        threads = ToolThreads(asyncio.get_running_loop())
+        threads.turns.lease = 60  # only an ended job frees the turn here
+        release = threading.Event()
+        first = asyncio.ensure_future(threads.run("s-1", release.wait, 5))
+        await asyncio.sleep(0.05)
+        waiting = asyncio.ensure_future(threads.run("s-2", lambda: 1))
+        await asyncio.sleep(0.05)
+        queued = threads.turns.waiting
+        waiting.cancel()
+        await asyncio.gather(waiting, return_exceptions=True)
+        release.set()
+        await first
+        value = await asyncio.wait_for(threads.run("s-3", lambda: 2), 2)
+        threads.close(0.1)
+        return queued, value
+
+    assert run(main) == (1, 2)
