@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import os
 import select
+import signal
 import socket
 import struct
 from dataclasses import dataclass
@@ -45,12 +46,25 @@ def peer_pidfd(sock: socket.socket) -> int | None:
         if exc.errno in _NO_OPTION:
             return None
         raise
+    # not a pidfd: another option under that number on this machine, not a descriptor of ours
+    return fd if fd >= 0 and _is_pidfd(fd) else None
+
+
+def _is_pidfd(fd: int) -> bool:
+    """What /proc says the descriptor is; where /proc cannot say (not mounted, say), whether it
+    takes signal 0 as only a pidfd (or a /proc folder's) does. Without that second check a real
+    pidfd went unrecognised, unused and unclosed: one descriptor lost per connection."""
     try:
-        if fd >= 0 and os.readlink(f"/proc/self/fd/{fd}") == "anon_inode:[pidfd]":
-            return fd
+        return os.readlink(f"/proc/self/fd/{fd}") == "anon_inode:[pidfd]"
     except OSError:
         pass
-    return None  # another option under that number on this machine: not a descriptor of ours
+    try:
+        signal.pidfd_send_signal(fd, 0)
+    except (ProcessLookupError, PermissionError):
+        return True  # a pidfd whose process has exited, or may not be signalled: a pidfd still
+    except OSError:
+        return False  # EBADF: not open, or not a pidfd
+    return True
 
 
 def has_exited(pidfd: int) -> bool:

@@ -18,7 +18,7 @@ import pytest
 from intentd.daemon import protocol
 from intentd.daemon.server.server import _caller
 from intentd.daemon.testing import DaemonProcess
-from intentd.daemon.trust.peer import SO_PEERPIDFD, peer_pidfd
+from intentd.daemon.trust.peer import SO_PEERPIDFD, has_exited, peer_pidfd
 from tests.trust.agent_side import wait_file
 
 NS_LAST_PID = Path("/proc/sys/kernel/ns_last_pid")
@@ -117,3 +117,55 @@ def test_a_pidfd_that_cannot_be_had_leaves_the_caller_unvouched_for(
     assert (chain is not None) is vouched
     if chain is not None:
         assert chain[0].pid == os.getpid()
+
+
+def open_descriptors() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+@pytest.mark.skipif(not kernel_has_pidfds(), reason="needs SO_PEERPIDFD (Linux 6.5)")
+def test_where_proc_cannot_be_read_a_pidfd_is_still_known_and_none_is_lost(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without /proc the daemon once failed to recognise the pidfd it was given, and neither
+    used nor closed it: an agent connecting in a loop ran the daemon out of descriptors."""
+    def no_proc(path: object, *args: object, **kwargs: object) -> str:
+        raise FileNotFoundError(errno.ENOENT, "No such file or directory", str(path))
+
+    before = open_descriptors()
+    left, right = socket.socketpair()
+    with left, right:
+        monkeypatch.setattr(os, "readlink", no_proc)
+        fds = [peer_pidfd(left) for _ in range(50)]
+        monkeypatch.undo()
+        assert all(fd is not None and not has_exited(fd) for fd in fds)
+        for fd in fds:
+            assert fd is not None
+            os.close(fd)
+    assert open_descriptors() == before
+
+
+@pytest.mark.parametrize("proc_readable", [True, False])
+def test_a_number_that_is_no_pidfd_is_neither_trusted_nor_closed(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path, proc_readable: bool) -> None:
+    """Where option 77 is something else, its value may be the number of one of our own
+    descriptors: it is not taken for the caller's process, and left open."""
+    mine = os.open(tmp_path / "mine", os.O_RDWR | os.O_CREAT)
+    real = socket.socket.getsockopt
+
+    def getsockopt(sock: socket.socket, level: int, option: int, *rest: int) -> object:
+        if (level, option) == (socket.SOL_SOCKET, SO_PEERPIDFD):
+            return mine
+        return real(sock, level, option, *rest)
+
+    def no_proc(path: object, *args: object, **kwargs: object) -> str:
+        raise FileNotFoundError(errno.ENOENT, "No such file or directory", str(path))
+
+    monkeypatch.setattr(socket.socket, "getsockopt", getsockopt)
+    if not proc_readable:
+        monkeypatch.setattr(os, "readlink", no_proc)
+    left, right = socket.socketpair()
+    with left, right:
+        assert peer_pidfd(left) is None
+    monkeypatch.undo()
+    assert os.write(mine, b"still open") == 10
+    os.close(mine)
