@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import multiprocessing
+import os
 import statistics
 import sys
 import tempfile
@@ -111,8 +112,27 @@ def worker(socket_path: str, workspace: str, tag: str, calls: int, start: Any, d
         done.put(f"{tag}: {exc}")
 
 
+def daemon_usage(pid: int) -> tuple[float, int]:
+    """The daemon's CPU seconds so far (user + system, all threads) and its threads' voluntary
+    context switches: each is a wait, often for the interpreter lock."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    switches = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            status = (task / "status").read_text()
+        except OSError:
+            continue  # a thread that ended meanwhile
+        switches += sum(int(line.split()[1]) for line in status.splitlines()
+                        if line.startswith("voluntary_ctxt_switches"))
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK"), switches
+
+
 def throughput(socket_path: Path, workspaces: list[Path], clients: int,
-               calls: int, phase: str, ungated: bool = False) -> tuple[float, list[float]]:
+               calls: int, phase: str, ungated: bool = False,
+               usage: list[tuple[float, float]] | None = None,
+               pid: int = 0) -> tuple[float, list[float]]:
+    """Writes per second and their latencies; with `usage`, the daemon's CPU ms and context
+    switches per write are appended to it."""
     start = multiprocessing.Event()
     done: multiprocessing.Queue[Any] = multiprocessing.Queue()
     procs = [multiprocessing.Process(target=worker, args=(
@@ -122,8 +142,13 @@ def throughput(socket_path: Path, workspaces: list[Path], clients: int,
     for proc in procs:
         proc.start()
     time.sleep(1.5)  # every client connected, its session open, before the clock starts
+    before = daemon_usage(pid) if usage is not None else (0.0, 0)
     start.set()
     spans = [done.get(timeout=600) for _ in procs]
+    if usage is not None:
+        after = daemon_usage(pid)
+        total = clients * calls
+        usage.append(((after[0] - before[0]) * 1000 / total, (after[1] - before[1]) / total))
     for proc in procs:
         proc.join()
     if any(isinstance(span, str) for span in spans):
@@ -152,12 +177,15 @@ def main() -> int:
         with DaemonProcess(root / "d.sock", root / "state") as daemon:
             parts: list[tuple[float, float, float]] = []
             writes, reads, floor = latency(daemon.socket_path, spaces[0], args.calls, parts)
+            assert daemon.process is not None
+            pid, usage = daemon.process.pid, []
             one_rate, one = throughput(daemon.socket_path, spaces[:1], args.clients, args.per_client,
                                        "one")
             rate, spread = throughput(daemon.socket_path, spaces, args.clients, args.per_client,
-                                      "spread")
+                                      "spread", usage=usage, pid=pid)
             floor_rate, floor_spread = throughput(daemon.socket_path, spaces, args.clients,
-                                                  args.per_client, "floor", ungated=True)
+                                                  args.per_client, "floor", ungated=True,
+                                                  usage=usage, pid=pid)
     print(f"gated write (authorize → write → report), {args.calls} sequential, 1 client:")
     print(f"  p50 {pick(writes, .5):.3f} ms   p90 {pick(writes, .9):.3f} ms   "
           f"p99 {pick(writes, .99):.3f} ms   mean {statistics.mean(writes):.3f} ms")
@@ -174,6 +202,9 @@ def main() -> int:
                                    floor_spread)):
         print(f"{args.clients} clients × {args.per_client} writes over {label}: {value:,.0f} writes/s"
               f"   p50 {pick(samples, .5):.2f} ms   p99 {pick(samples, .99):.2f} ms")
+    (cpu, switches), (floor_cpu, floor_switches) = usage
+    print(f"the daemon, per write over {args.workspaces} workspaces: {cpu:.2f} ms of CPU and "
+          f"{switches:.0f} context switches (floor: {floor_cpu:.2f} ms, {floor_switches:.0f})")
     print("targets: p50 ≤ 0.8 ms; ≥ 1,500 writes/s with 8 clients over 4 workspaces")
     return 0
 
