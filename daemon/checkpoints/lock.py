@@ -29,13 +29,8 @@ class StoreLock:
         with self._thread_lock:
             if self._depth == 0:
                 self._acquire(exclusive)
-            self._depth += 1
-            try:
+            with self._counted():
                 yield
-            finally:
-                self._depth -= 1
-                if self._depth == 0:
-                    fcntl.flock(self._fd, fcntl.LOCK_UN)
 
     @contextmanager
     def hold_if_free(self) -> Iterator[bool]:
@@ -48,15 +43,21 @@ class StoreLock:
             if self._depth == 0 and not self._try_acquire():
                 yield False
                 return
-            self._depth += 1
-            try:
+            with self._counted():
                 yield True
-            finally:
-                self._depth -= 1
-                if self._depth == 0:
-                    fcntl.flock(self._fd, fcntl.LOCK_UN)
         finally:
             self._thread_lock.release()
+
+    @contextmanager
+    def _counted(self) -> Iterator[None]:
+        """One more hold by this thread, which has the flock; the last one out unlocks it."""
+        self._depth += 1
+        try:
+            yield
+        finally:
+            self._depth -= 1
+            if self._depth == 0:
+                fcntl.flock(self._fd, fcntl.LOCK_UN)
 
     def _try_acquire(self, exclusive: bool = True) -> bool:
         if self._fd < 0:

@@ -157,13 +157,20 @@ def test_files_written_right_before_the_checkpoint_are_seen(
         ws: Path, store: CheckpointStore, scans: list[str]) -> None:
     """No timing involved: the checkpoint reads the watcher's queue empty itself, and the kernel
     queues an event before the write returns. Seen by the watcher, not by a fallback scan."""
+    each_write_is_seen(ws, store, scans, [f"burst/{i % 3}/{i}.txt" for i in range(100)])
+
+
+def each_write_is_seen(ws: Path, store: CheckpointStore, scans: list[str],
+                       new_files: list[str]) -> None:
+    """Round after round, a new file and an edit just before a command checkpoint: each is in
+    that checkpoint, found without a full scan."""
     store.create(None, label="baseline")
     scans.clear()
-    for i in range(100):
-        write(ws, f"burst/{i % 3}/{i}.txt", str(i))
+    for i, name in enumerate(new_files):
+        write(ws, name, str(i))
         write(ws, "src/app.py", f"edit {i}\n")
         cp = store.create(None, label=f"after {i}")
-        assert set(cp.files) == {f"burst/{i % 3}/{i}.txt", "src/app.py"}
+        assert set(cp.files) == {name, "src/app.py"}
     assert "" not in scans
 
 
@@ -173,14 +180,7 @@ def test_a_watcher_that_lets_events_gather_misses_nothing_and_stops_at_once(
     """While idle, the watcher's thread lets events gather before it reads them (fewer wakes
     competing with the calls). A checkpoint does not depend on it, and a stop does not wait."""
     monkeypatch.setattr(inotify_tracker, "IDLE_LINGER_MS", 60_000)
-    store.create(None, label="baseline")
-    scans.clear()
-    for i in range(20):
-        write(ws, f"gathered/{i}.txt", str(i))
-        write(ws, "src/app.py", f"edit {i}\n")
-        cp = store.create(None, label=f"after {i}")
-        assert set(cp.files) == {f"gathered/{i}.txt", "src/app.py"}
-    assert "" not in scans
+    each_write_is_seen(ws, store, scans, [f"gathered/{i}.txt" for i in range(20)])
     write(ws, "src/util.py", "the thread is now lingering on this event\n")
     watcher = store._tracker._thread  # type: ignore[union-attr]
     assert watcher is not None and watcher.is_alive()
