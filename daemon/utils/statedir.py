@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import stat
@@ -75,15 +76,19 @@ def make_tree_private(folder: Path) -> None:
 def keep_sqlite_private(database: Path) -> None:
     """SQLite makes a database with the umask's 0644, and its -wal and -shm files copy the
     database's mode: make the database 0600 before SQLite opens it (and tighten those files
-    when an older version made them open)."""
+    when an older version made them open). Anything but a regular file under those names (a
+    FIFO, on whose open this waited for ever; a symlink) raises OSError."""
     for suffix in ("", "-wal", "-shm"):
         path = f"{database}{suffix}"
+        flags = os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK
         try:
-            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | (0 if suffix else os.O_CREAT), 0o600)
+            fd = os.open(path, flags | (0 if suffix else os.O_CREAT), 0o600)
         except FileNotFoundError:
             continue
         try:
             st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                raise OSError(errno.EINVAL, "not a regular file", path)
             if st.st_mode & 0o077 and st.st_uid == os.getuid():
                 os.fchmod(fd, 0o600)
         finally:

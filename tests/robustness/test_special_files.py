@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
 import threading
@@ -15,7 +16,9 @@ import pytest
 from intentd.daemon import protocol
 from intentd.daemon.client import Client
 from intentd.daemon.engine.engine import Engine
+from intentd.daemon.engine.ledger import read_ledger
 from intentd.daemon.testing import make_intent, make_session, make_workspace
+from intentd.daemon.utils.statedir import checkpoints_dir, workspace_state_dir
 from tests.robustness.helpers import open_session
 
 Connect = Callable[[str], Client]
@@ -127,3 +130,47 @@ def test_a_fifo_in_place_of_git_head_does_not_hold_a_write(engine: Engine, sessi
     result = within(5, lambda: run(engine, session, "write_to_file", path="src/new.py",
                                    content="x = 1\n"))
     assert result.ok and (ws / "src" / "new.py").read_text() == "x = 1\n"
+
+
+def test_a_fifo_planted_in_the_daemons_state_refuses_the_write_and_hangs_nothing(
+        tmp_path: Path, ws: Path) -> None:
+    """The agent runs as the same user and can reach the daemon's state folder. A FIFO in place
+    of the checkpoint manifest's log once hung the store's opening for ever: the write is now
+    refused at once, for want of a checkpoint, and nothing is written."""
+    home = tmp_path / "state"
+    store_dir = checkpoints_dir(ws.resolve(), home)
+    store_dir.mkdir(parents=True)
+    os.mkfifo(store_dir / "manifest.sqlite3-wal")
+    engine = Engine(home)
+    try:
+        session = make_session(engine, ws)
+        run(engine, session, "select_active_intent", intent_id="INT-1")
+        ev = engine.evaluate(session, "write_to_file", {"path": "src/new.py", "content": "x\n"})
+        assert ev.decision.stage == "approval", ev.decision  # a person approves it
+        refused = within(30, lambda: engine.run(ev, approved_by="person")).decision
+    finally:
+        engine.close()
+    assert refused.stage == "checkpoint" and "not a regular file" in refused.reason
+    assert not (ws / "src" / "new.py").exists()
+
+
+def test_a_fifo_in_place_of_the_kept_texts_log_costs_only_their_trace(
+        tmp_path: Path, ws: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """The same FIFO beside the kept texts: the write and its receipt go through, and the log
+    says why its texts were not kept (the writer once waited on the FIFO for ever)."""
+    home = tmp_path / "state"
+    texts = workspace_state_dir(ws.resolve(), home) / "contents"
+    texts.mkdir(parents=True)
+    os.mkfifo(texts / "texts.sqlite3-wal")
+    engine = Engine(home, checkpoints=False)
+    session = make_session(engine, ws)
+    run(engine, session, "select_active_intent", intent_id="INT-1")
+    result = within(30, lambda: run(engine, session, "write_to_file", path="src/new.py",
+                                    content="x = 1\n"))
+    with caplog.at_level(logging.WARNING, logger="intentd.daemon.trace.texts_db"):
+        within(30, engine.close)
+    assert "not a regular file" in caplog.text
+    assert result.ok and (ws / "src" / "new.py").read_text() == "x = 1\n"
+    receipts = list(read_ledger(workspace_state_dir(ws.resolve(), home) / "ledger.jsonl"))
+    assert receipts[-1]["intent"]["tool"] == "write_to_file"
+    assert receipts[-1]["receipt"]["result"] == "success"
