@@ -70,6 +70,13 @@ class CallContext:
         return self._command
 
     @property
+    def brief(self) -> bool:
+        """Whether its work after the decision runs no program (no hook, no command), so ends
+        in moments: the gates, a checkpoint of named files, a file tool, a receipt."""
+        hooks = self.config.policy.hooks
+        return self.kind is not ToolKind.COMMAND and not hooks.pre_tool and not hooks.post_tool
+
+    @property
     def destructive(self) -> bool:
         if self.kind is ToolKind.COMMAND:
             verdict = self.command()

@@ -241,6 +241,12 @@ class Engine:
                         reported=False)
         return run.outcome
 
+    def brief_report(self, call_id: str) -> bool:
+        """Whether the receipt of this authorized call runs no program (CallContext.brief)."""
+        with self._lock:
+            run = self._authorized.get(call_id)
+        return run is not None and run.ctx.brief
+
     def report(self, session: Session, call_id: str, ok: bool, output: str,
                reported: bool = True) -> Outcome | None:
         """The receipt of an authorized call the client ran (its scope audit included); None when

@@ -78,14 +78,17 @@ class DaemonCore:
 
     async def offload(self, need: BlockingWork) -> Outcome:
         """A lifecycle's blocking work on a tool thread, counted against its session."""
-        outcome: Outcome = await self.threads.run(need.ev.ctx.session.id, need.work)
+        outcome: Outcome = await self.threads.run(need.ev.ctx.session.id, need.work,
+                                                  brief=need.ev.ctx.brief)
         return outcome
 
-    async def in_thread(self, fn: Any, *args: Any) -> Any:
-        """fn(*args) on a tool thread, counted against the session it works for."""
+    async def in_thread(self, fn: Any, *args: Any, brief: bool = False) -> Any:
+        """fn(*args) on a tool thread, counted against the session it works for; `brief` work
+        runs no program (ToolThreads.run)."""
         session = next((a.ctx.session if isinstance(a, Evaluation) else a for a in args
                         if isinstance(a, Evaluation | Session)), None)
-        return await self.threads.run(session.id if session else "daemon", fn, *args)
+        return await self.threads.run(session.id if session else "daemon", fn, *args,
+                                      brief=brief)
 
     # -- events --------------------------------------------------------------------------------
 

@@ -16,9 +16,27 @@ MAX_THREADS = 64     # blocking calls under way at once, daemon-wide
 PER_SESSION = 4      # of them, held by one session (the rest of its calls wait their turn)
 STOP_GRACE = 1.0     # seconds that calls under way get, after the connections had theirs, at a stop
 IDLE_SECONDS = 30.0  # a worker with nothing to do this long ends (a burst leaves none behind)
+BRIEF_WAIT = 0.025   # seconds the loop waits, blocked, for a brief job (the turns' lease)
 
-# (session key, its semaphore, its turn, the caller's future, the work, its arguments)
-Job = tuple[str, asyncio.Semaphore, int, "asyncio.Future[Any]", Callable[..., Any], tuple[Any, ...]]
+
+
+class Handoff:
+    """A brief job's result, handed straight to the loop's thread while it still waits.
+    `given_up` and `outcome` change only under ToolThreads._state: the result goes one way."""
+
+    __slots__ = ("ready", "outcome", "given_up")
+
+    def __init__(self) -> None:
+        self.ready = threading.Lock()
+        self.ready.acquire()  # released by the worker once `outcome` is set
+        self.outcome: tuple[Any, BaseException | None] | None = None
+        self.given_up = False
+
+
+# (session key, its semaphore, its turn, the caller's future, the work, its arguments, the
+# handoff when the loop waits for it)
+Job = tuple[str, asyncio.Semaphore, int, "asyncio.Future[Any]", Callable[..., Any], tuple[Any, ...],
+            Handoff | None]
 
 
 class ToolThreads:
@@ -27,13 +45,21 @@ class ToolThreads:
     session holds at most PER_SESSION of them, counted until the work ends (not until its caller
     stops waiting), so one session whose calls hang cannot take the threads other sessions need;
     a hung call keeps its worker, and the next call gets another. Jobs take turns (turns.py):
-    one at a time, unless the one under way has run past a short lease."""
+    one at a time, unless the one under way has run past a short lease.
+
+    A brief job (a file tool's gates and checkpoint, a receipt) is waited for on the loop's own
+    thread, for at most `brief_wait`: meanwhile the loop runs no Python, so the worker has the
+    interpreter lock to itself instead of trading it at every system call, and its answer
+    needs no wake-up of the loop. A job still running then is awaited as any other, so a stuck
+    one holds the loop up once, for that long."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop, limit: int = MAX_THREADS,
-                 per_session: int = PER_SESSION, idle_seconds: float = IDLE_SECONDS) -> None:
+                 per_session: int = PER_SESSION, idle_seconds: float = IDLE_SECONDS,
+                 brief_wait: float = BRIEF_WAIT) -> None:
         self.loop = loop
         self.per_session = per_session
         self.idle_seconds = idle_seconds
+        self.brief_wait = brief_wait
         self._all = asyncio.Semaphore(limit)
         self._sessions: dict[str, tuple[asyncio.Semaphore, list[int]]] = {}
         # Workers waiting for a job: `_idle` of them, each promised to take one job from `_jobs`.
@@ -44,8 +70,9 @@ class ToolThreads:
         self._closed = False
         self.turns = Turns(loop)
 
-    async def run(self, key: str, fn: Callable[..., Any], *args: Any) -> Any:
-        """fn(*args) on a thread, once `key` (a session id) and the daemon have one free."""
+    async def run(self, key: str, fn: Callable[..., Any], *args: Any, brief: bool = False) -> Any:
+        """fn(*args) on a thread, once `key` (a session id) and the daemon have one free; with
+        `brief`, the loop's thread waits for it a moment (see the class)."""
         session = self._session(key)
         try:
             await session.acquire()
@@ -64,11 +91,23 @@ class ToolThreads:
             self._release_session(key, session)
             raise
         future: asyncio.Future[Any] = self.loop.create_future()
+        handoff = Handoff() if brief and self.brief_wait > 0 else None
         try:
-            self._submit((key, session, turn, future, fn, args))
+            self._submit((key, session, turn, future, fn, args, handoff))
         except BaseException:  # no thread could be started: what it held is given back
             self._give_back(key, session, turn)
             raise
+        if handoff is not None:
+            handoff.ready.acquire(timeout=self.brief_wait)  # the loop stands still meanwhile
+            with self._state:
+                outcome = handoff.outcome
+                handoff.given_up = outcome is None  # the worker then answers through the loop
+            if outcome is not None:
+                self._give_back(key, session, turn)
+                result, error = outcome
+                if error is not None:
+                    raise error
+                return result
         return await future
 
     @property
@@ -94,7 +133,7 @@ class ToolThreads:
 
     def _worker(self, job: Job | None) -> None:
         while job is not None:
-            key, session, turn, future, fn, args = job
+            key, session, turn, future, fn, args, handoff = job
             try:
                 result, error = fn(*args), None
             except BaseException as exc:  # handed to the caller, as run_in_executor does
@@ -105,11 +144,18 @@ class ToolThreads:
                 closed = self._closed
                 if not closed:
                     self._idle += 1
-            try:
-                self.loop.call_soon_threadsafe(self._done, key, session, turn, future, result,
-                                               error)
-            except RuntimeError:
-                pass  # the loop is closed: the daemon has stopped
+                if handoff is not None and not handoff.given_up:
+                    handoff.outcome = (result, error)
+                else:
+                    handoff = None
+            if handoff is not None:
+                handoff.ready.release()
+            else:
+                try:
+                    self.loop.call_soon_threadsafe(self._done, key, session, turn, future,
+                                                   result, error)
+                except RuntimeError:
+                    pass  # the loop is closed: the daemon has stopped
             if closed:
                 return
             job = self._next_job()

@@ -190,6 +190,38 @@ def test_on_an_event_loop_an_authorized_read_stays_on_the_loop(engine: Engine,
     assert offloaded == ["write_to_file"]
 
 
+def test_only_work_that_runs_no_program_is_brief(engine: Engine, tmp_path: Path) -> None:
+    """The daemon's loop waits a moment for brief work (ToolThreads.run); a hook or a command
+    may run for minutes, so work with one is never brief."""
+    plain = make_workspace(tmp_path / "plain", make_intent(owned_scope=["**"]))
+    hooked = make_workspace(tmp_path / "hooked", make_intent(owned_scope=["**"]),
+                            policy={"hooks": {"post_tool": [{"command": "true"}]}})
+    briefs: list[tuple[str, bool]] = []
+
+    async def offload(need: BlockingWork) -> Outcome:
+        briefs.append((str(need.ev.ctx.name), need.ev.ctx.brief))
+        return await asyncio.to_thread(need.work)
+
+    class Yes:
+        async def ask(self, ev: Evaluation) -> Reply:
+            return Answer(True)
+
+        def withdrawn(self, error: BaseException) -> str:
+            return "withdrawn"
+
+    async def calls() -> None:
+        for root, tool, args in ((plain, "write_to_file", WRITE),
+                                 (plain, "execute_command", {"command": "touch made"}),
+                                 (hooked, "write_to_file", WRITE)):
+            session = selected(engine, root)
+            await engine.call_async(session, tool, args, approver=Yes(),
+                                    execution=Execution.ELSEWHERE, offload=offload)
+
+    asyncio.run(calls())
+    assert briefs == [("write_to_file", True), ("execute_command", False),
+                      ("write_to_file", False)]
+
+
 # -- deciding is apart from counting ------------------------------------------------------------
 
 def test_deciding_a_call_counts_nothing(engine: Engine, workspace: Path) -> None:

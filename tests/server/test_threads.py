@@ -4,7 +4,9 @@ with a thread per call."""
 from __future__ import annotations
 
 import asyncio
+import random
 import threading
+import time
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
@@ -173,3 +175,77 @@ def test_a_call_cancelled_while_waiting_for_its_turn_leaves_none_behind() -> Non
         return queued, value
 
     assert run(main) == (1, 2)
+
+
+def test_the_loop_stands_still_for_a_brief_job_for_a_moment_at_most() -> None:
+    # While it waits, the loop runs nothing, so the worker need not trade the interpreter lock
+    # with it; a brief job that runs on past the wait no longer holds the loop.
+    async def main() -> tuple[float, float, float, float, int]:
+        loop = asyncio.get_running_loop()
+        threads = ToolThreads(loop, brief_wait=0.3)
+        ended: list[float] = []
+        loop_ran: list[float] = []
+
+        def job(seconds: float, value: int) -> int:
+            time.sleep(seconds)
+            ended.append(time.monotonic())
+            return value
+
+        loop.call_soon(lambda: loop_ran.append(time.monotonic()))
+        short = await threads.run("s-1", job, 0.05, 1, brief=True)
+        await asyncio.sleep(0)
+        short_ended, short_loop = ended.pop(), loop_ran.pop()
+
+        threads.brief_wait = 0.05
+        started = time.monotonic()
+        loop.call_soon(lambda: loop_ran.append(time.monotonic()))
+        long_value = await threads.run("s-1", job, 1.0, 2, brief=True)
+        threads.close(0.1)
+        return short_loop, short_ended, loop_ran[0] - started, ended[0] - started, short + long_value
+
+    short_loop, short_ended, loop_back, long_ended, values = run(main)
+    assert short_loop >= short_ended  # the loop ran nothing until the short job had ended
+    assert loop_back < 0.6 < long_ended  # the long one held the loop its wait, not its second
+    assert values == 3
+
+
+def test_a_brief_job_hands_back_its_error_and_what_it_held() -> None:
+    async def main() -> tuple[str, int, int]:
+        threads = ToolThreads(asyncio.get_running_loop())
+
+        def fail() -> None:
+            raise ValueError("boom")
+
+        try:
+            await threads.run("s-1", fail, brief=True)
+            caught = ""
+        except ValueError as exc:
+            caught = str(exc)
+        value = await threads.run("s-1", lambda: 3, brief=True)
+        held = len(threads.turns._started) + len(threads._sessions)
+        threads.close(0.1)
+        return caught, value, held
+
+    assert run(main) == ("boom", 3, 0)
+
+
+def test_brief_jobs_ending_about_when_the_wait_does_are_each_answered_once() -> None:
+    # Each result goes either straight to the waiting loop or, once it stopped waiting, through
+    # the loop's queue: never both, never neither, whichever comes first.
+    async def main() -> tuple[list[int], int]:
+        threads = ToolThreads(asyncio.get_running_loop(), brief_wait=0.001)
+        pauses = random.Random(7)
+
+        def job(n: int, pause: float) -> int:
+            time.sleep(pause)
+            return n
+
+        answers = [await threads.run(f"s-{n % 3}", job, n, pauses.uniform(0, 0.002), brief=True)
+                   for n in range(300)]
+        held = len(threads.turns._started) + len(threads._sessions)
+        threads.close(0.1)
+        return answers, held
+
+    answers, held = run(main)
+    assert answers == list(range(300))
+    assert held == 0

@@ -62,8 +62,9 @@ def register(table: MethodTable, core: DaemonCore) -> None:
         session = core.session(params)
         ok = params.opt_bool("ok", True)
         output = params.opt_text("output") or ""
-        outcome = await core.in_thread(core.engine.report, session, params.text("call_id"), ok,
-                                       output)
+        call_id = params.text("call_id")
+        outcome = await core.in_thread(core.engine.report, session, call_id, ok, output,
+                                       brief=core.engine.brief_report(call_id))
         if outcome is None:
             raise MethodError(protocol.INVALID_PARAMS, "call_id is not an authorized call of this "
                            "session awaiting its report", {"param": "call_id"})
