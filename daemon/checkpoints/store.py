@@ -447,6 +447,31 @@ class CheckpointStore:
         left = sorted(skipped + refused + unknown)
         return RestoreResult(name, safety.id, tuple(restored), tuple(deleted), tuple(left))
 
+    def set_aside(self, paths: Sequence[str], *, label: str) -> RestoreResult:
+        """Remove these files, once a new checkpoint has saved them: for files whose state
+        before a command no checkpoint knows, so no restore can put it back (an ignore rule
+        file the command wrote). Restoring the new checkpoint brings them back. A file the
+        checkpoint could not save (ignored, too big, not a regular file) stays."""
+        if isinstance(paths, str):
+            raise InvalidPath("paths must be a list of paths, not one string")
+        self.wait_for_upkeep()
+        with self._lock.hold():
+            wanted = {normalize(p) for p in paths}
+            saved, _new = self._create(sorted(wanted), label, upkeep=False)
+            # only the named files: the checkpoint also records what else changed since the last
+            current = {p: self._known[p][1] for p in saved.files if p in wanted and p in self._known}
+            ops, skipped = plan({p: ABSENT for p, e in current.items() if e.kind == "file"},
+                                current)
+            try:
+                _restored, deleted, refused = Restorer(self._root, self._blobs,
+                                                       self._recorder).apply(ops)
+            finally:
+                self._start_upkeep()
+        left = [(p, why) for p, why in saved.skipped if p in wanted] + skipped + refused
+        left += [(p, "not a regular file") for p, e in current.items()
+                 if e.present and e.kind != "file"]
+        return RestoreResult(saved.id, saved.id, (), tuple(deleted), tuple(sorted(left)))
+
     # -- helpers -------------------------------------------------------------------------
 
     def _states_then(self, seq: int, paths: Iterable[str]) -> dict[str, Entry]:

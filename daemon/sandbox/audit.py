@@ -4,6 +4,7 @@ It reads the checkpoint taken before the command through the store's public API:
 every path that changed since (the store's watcher and scan rules decide what is seen), and
 `restore(..., path=...)` brings the out-of-scope ones back (created files removed). The first
 restore's safety checkpoint holds what the command left, so the audit itself can be undone.
+An ignore rule file no restore can bring back goes through `set_aside` (saved, then removed).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ class Store(Protocol):
     def create(self, paths: None, *, label: str) -> Any: ...
     def diff(self, checkpoint_id: str) -> list[Any]: ...
     def restore(self, checkpoint_id: str, *, path: str | None = None) -> Any: ...
+    def set_aside(self, paths: list[str], *, label: str) -> Any: ...
 
 
 @dataclass(frozen=True)
@@ -48,6 +50,9 @@ class ScopeAudit:
     # undo_checkpoint was taken: restoring undo_checkpoint, then from this one each path the
     # second look undid (restore --path), undoes the whole audit.
     recheck_undo_checkpoint: str | None = None
+    # Ignore rule files the command wrote that no checkpoint knew before it: removed once this
+    # checkpoint saved them (restoring it brings them back), since what they hide no look sees.
+    set_aside_checkpoint: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {"mode": self.mode, "checkpoint_id": self.checkpoint_id, "intent_id": self.intent_id,
@@ -55,7 +60,8 @@ class ScopeAudit:
                 "left": [list(item) for item in self.left],
                 "undo_checkpoint": self.undo_checkpoint, "note": self.note,
                 "rechecked": self.rechecked,
-                "recheck_undo_checkpoint": self.recheck_undo_checkpoint, "message": self.message()}
+                "recheck_undo_checkpoint": self.recheck_undo_checkpoint,
+                "set_aside_checkpoint": self.set_aside_checkpoint, "message": self.message()}
 
     def message(self) -> str:
         """What the agent is told, one path a line."""
@@ -63,6 +69,11 @@ class ScopeAudit:
         lines = [f"[scope audit: this command changed files outside {scope}]"]
         undone, left = set(self.undone), dict(self.left)
         for path, status in self.found:
+            if path in undone and self.set_aside_checkpoint and is_rule_file(path) and status != (
+                    "added"):
+                what = f"removed; saved in checkpoint {self.set_aside_checkpoint}"
+                lines.append(f"  undone: {path} (an ignore rule file with no earlier state; {what})")
+                continue
             if path in undone:
                 what = "created; removed" if status == "added" else f"{status}; brought back"
                 lines.append(f"  undone: {path} ({what} from checkpoint {self.checkpoint_id})")
@@ -116,7 +127,12 @@ def audit(store: Store, checkpoint_id: str, intent: Intent | None, mode: str,
     if mode != "restore":
         return ScopeAudit(mode, checkpoint_id, intent_id, found)
     undone, left, undo = _restore(store, checkpoint_id, found, changed)
-    result = ScopeAudit(mode, checkpoint_id, intent_id, found, tuple(undone), tuple(left), undo)
+    aside = _set_aside(store, checkpoint_id, left)
+    if aside is not None:
+        undone += list(aside.deleted)
+        left = [(p, why) for p, why in left if p not in aside.deleted]
+    result = ScopeAudit(mode, checkpoint_id, intent_id, found, tuple(undone), tuple(left), undo,
+                        set_aside_checkpoint=aside.safety_checkpoint_id if aside else None)
     if not any(is_rule_file(p) for p in undone):
         return result
     # A rule brought back shows again what it hid (a command may hide docs/, then change it):
@@ -140,6 +156,16 @@ def _outside(store: Store, checkpoint_id: str, intent: Intent | None,
     found = tuple((p, s) for p, s in changed
                   if not in_scope(intent, p, fold_case) and (writable is None or _under(p, writable)))
     return changed, found
+
+
+def _set_aside(store: Store, checkpoint_id: str, left: list[tuple[str, str]]) -> Any:
+    """The ignore rule files among what a restore left (no checkpoint knew them before the
+    command), removed once saved: a rule left in place would keep hiding whatever the command
+    changed under it from the second look. None when there are none."""
+    rules = [path for path, _why in left if is_rule_file(path)]
+    if not rules:
+        return None
+    return store.set_aside(rules, label=f"scope audit: ignore rules written since {checkpoint_id}")
 
 
 def _under(path: str, prefixes: tuple[str, ...]) -> bool:

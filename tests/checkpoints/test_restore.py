@@ -272,3 +272,21 @@ def test_restore_never_follows_a_symlink_swapped_in_after_its_check(
     except RestoreFailed as exc:
         assert "src" in str(exc)
     assert tree(outside) == {"new.py": b"a file of the person's, elsewhere\n"}
+
+
+def test_set_aside_removes_only_the_named_files_it_saved(ws: Path, store: CheckpointStore) -> None:
+    """For a file no restore can put back (no checkpoint knew it before): saved, then removed,
+    and the checkpoint that saved it brings it back. Another change recorded by the same
+    checkpoint stays, and so does a named file the checkpoint could not save."""
+    store.create(None, label="baseline")
+    write(ws, "docs/.gitignore", "secret/\n")
+    write(ws, "src/app.py", "print('changed')\n")
+    write(ws, "trace.log", "ignored, so never saved\n")
+    aside = store.set_aside(["docs/.gitignore", "trace.log"], label="set aside")
+    assert aside.deleted == ("docs/.gitignore",)
+    assert [path for path, _why in aside.skipped] == ["trace.log"]
+    assert not (ws / "docs" / ".gitignore").exists()
+    assert (ws / "src" / "app.py").read_text() == "print('changed')\n"
+    assert (ws / "trace.log").exists()
+    store.restore(aside.safety_checkpoint_id, path="docs/.gitignore")
+    assert (ws / "docs" / ".gitignore").read_text() == "secret/\n"

@@ -94,22 +94,33 @@ def test_a_hook_based_agents_own_command_is_audited_and_undone(connect: Connect,
     assert sorted(entry["receipt"]["data"]["scope_audit"]["undone"]) == sorted(audit["undone"])
 
 
-def test_an_ignore_rule_written_to_hide_a_change_is_named(connect: Connect,
-                                                          tmp_path: Path) -> None:
-    """An agent that adds `docs/` to .gitignore hides docs/ from the checkpoint: the audit
-    cannot see what the rule hides, and says so instead of staying silent."""
+def test_an_ignore_rule_file_a_command_wrote_is_set_aside_and_what_it_hid_is_checked(
+        connect: Connect, tmp_path: Path) -> None:
+    """A hook-based agent writes a new .gitignore that hides docs/, then changes docs/ under
+    it. No checkpoint knew that .gitignore, so no restore can bring it back; left in place, it
+    would hide docs/ from every look. It is saved in a checkpoint and removed, and the audit
+    looks again: the file that existed is brought back, the one made under cover is named."""
     workspace = git_workspace(tmp_path / "ws", ["src/**"], {"auto_approve": {"all_commands": True}})
-    agent = connect("claude-code")
-    session_id = open_session(agent, workspace)
-    grant = agent.call(protocol.TOOLS_AUTHORIZE, {"session_id": session_id, "tool": "execute_command",
-                                                  "args": {"command": "make"}})
-    (workspace / ".gitignore").write_text("docs/\n")
-    (workspace / "docs" / "hidden.md").write_text("hidden by the new rule\n")
-    answer = agent.call(protocol.TOOLS_REPORT, {"session_id": session_id, "call_id": grant["call_id"],
-                                                "ok": True, "output": "make: done"})
-    audit = answer["scope_audit"]
-    assert [path for path, _status in audit["out_of_scope"]] == [".gitignore"]
-    assert "the ignore rules changed (.gitignore)" in audit["message"]
+
+    def make() -> None:
+        (workspace / ".gitignore").write_text("docs/\n")
+        (workspace / "docs" / "guide.md").write_text("rewritten under cover\n")
+        (workspace / "docs" / "hidden.md").write_text("made under cover\n")
+
+    audit = reported_make(connect, workspace, make)
+    assert [path for path, _status in audit["out_of_scope"]] == [
+        ".gitignore", "docs/guide.md", "docs/hidden.md"]
+    assert audit["undone"] == [".gitignore", "docs/guide.md"]
+    assert [path for path, _why in audit["left"]] == ["docs/hidden.md"]
+    assert not (workspace / ".gitignore").exists()
+    assert (workspace / "docs" / "guide.md").read_text() == "# guide\n"
+    assert "removed; saved in checkpoint " + audit["set_aside_checkpoint"] in audit["message"]
+    assert "NOT undone: docs/hidden.md" in audit["message"]
+    # Nothing is lost: the rule file comes back from the checkpoint that saved it.
+    connect("gui").call(protocol.CHECKPOINTS_RESTORE, {
+        "workspace": str(workspace), "path": ".gitignore",
+        "checkpoint_id": audit["set_aside_checkpoint"]})
+    assert (workspace / ".gitignore").read_text() == "docs/\n"
 
 
 def test_a_change_by_a_call_running_alongside_is_reported_not_undone(connect: Connect,
