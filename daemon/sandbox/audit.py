@@ -50,8 +50,10 @@ class ScopeAudit:
     # undo_checkpoint was taken: restoring undo_checkpoint, then from this one each path the
     # second look undid (restore --path), undoes the whole audit.
     recheck_undo_checkpoint: str | None = None
-    # Ignore rule files the command wrote that no checkpoint knew before it: removed once this
-    # checkpoint saved them (restoring it brings them back), since what they hide no look sees.
+    # Ignore rule files the command wrote that no checkpoint knew before it: removed once
+    # set_aside_checkpoint saved them (restoring it brings them back), since what a rule left
+    # in place hides, no look sees.
+    set_aside: tuple[str, ...] = ()
     set_aside_checkpoint: str | None = None
 
     def to_json(self) -> dict[str, Any]:
@@ -61,7 +63,8 @@ class ScopeAudit:
                 "undo_checkpoint": self.undo_checkpoint, "note": self.note,
                 "rechecked": self.rechecked,
                 "recheck_undo_checkpoint": self.recheck_undo_checkpoint,
-                "set_aside_checkpoint": self.set_aside_checkpoint, "message": self.message()}
+                "set_aside": list(self.set_aside), "set_aside_checkpoint": self.set_aside_checkpoint,
+                "message": self.message()}
 
     def message(self) -> str:
         """What the agent is told, one path a line."""
@@ -69,12 +72,10 @@ class ScopeAudit:
         lines = [f"[scope audit: this command changed files outside {scope}]"]
         undone, left = set(self.undone), dict(self.left)
         for path, status in self.found:
-            if path in undone and self.set_aside_checkpoint and is_rule_file(path) and status != (
-                    "added"):
-                what = f"removed; saved in checkpoint {self.set_aside_checkpoint}"
-                lines.append(f"  undone: {path} (an ignore rule file with no earlier state; {what})")
-                continue
-            if path in undone:
+            if path in self.set_aside:
+                lines.append(f"  undone: {path} (an ignore rule file with no earlier state; "
+                             f"removed; saved in checkpoint {self.set_aside_checkpoint})")
+            elif path in undone:
                 what = "created; removed" if status == "added" else f"{status}; brought back"
                 lines.append(f"  undone: {path} ({what} from checkpoint {self.checkpoint_id})")
             elif path in left or (self.mode == "restore" and not self.note):
@@ -128,10 +129,11 @@ def audit(store: Store, checkpoint_id: str, intent: Intent | None, mode: str,
         return ScopeAudit(mode, checkpoint_id, intent_id, found)
     undone, left, undo = _restore(store, checkpoint_id, found, changed)
     aside = _set_aside(store, checkpoint_id, left)
-    if aside is not None:
-        undone += list(aside.deleted)
-        left = [(p, why) for p, why in left if p not in aside.deleted]
+    set_aside = tuple(aside.deleted) if aside is not None else ()
+    undone += set_aside
+    left = [(p, why) for p, why in left if p not in set_aside]
     result = ScopeAudit(mode, checkpoint_id, intent_id, found, tuple(undone), tuple(left), undo,
+                        set_aside=set_aside,
                         set_aside_checkpoint=aside.safety_checkpoint_id if aside else None)
     if not any(is_rule_file(p) for p in undone):
         return result

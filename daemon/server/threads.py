@@ -19,7 +19,6 @@ IDLE_SECONDS = 30.0  # a worker with nothing to do this long ends (a burst leave
 BRIEF_WAIT = 0.025   # seconds the loop waits, blocked, for a brief job (the turns' lease)
 
 
-
 class Handoff:
     """A brief job's result, handed straight to the loop's thread while it still waits.
     `given_up` and `outcome` change only under ToolThreads._state: the result goes one way."""

@@ -111,6 +111,7 @@ def test_an_ignore_rule_file_a_command_wrote_is_set_aside_and_what_it_hid_is_che
     assert [path for path, _status in audit["out_of_scope"]] == [
         ".gitignore", "docs/guide.md", "docs/hidden.md"]
     assert audit["undone"] == [".gitignore", "docs/guide.md"]
+    assert audit["set_aside"] == [".gitignore"]
     assert [path for path, _why in audit["left"]] == ["docs/hidden.md"]
     assert not (workspace / ".gitignore").exists()
     assert (workspace / "docs" / "guide.md").read_text() == "# guide\n"
