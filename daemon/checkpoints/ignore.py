@@ -11,6 +11,8 @@ from typing import Protocol
 
 import pathspec
 
+from intentd.daemon.policy.persons import persons_path
+
 from .paths import in_git_dir, under
 
 # pathspec writes "match at any depth" as this prefix; a basename pattern is then tested against
@@ -184,7 +186,9 @@ class CheckpointIgnore:
     def ignored_in(self, frame: Frame, rel: str, is_dir: bool) -> bool:
         """Whether rel (its parent folders already known not ignored) is ignored, given its frame.
         Ignored when git says so or the extra rule does: a `!` in a .gitignore cannot re-include
-        what the policy hides from tools."""
+        what the policy hides from tools. The person's own files are never ignored."""
+        if persons_path(rel):
+            return False
         name = rel[rel.rfind("/") + 1:]
         for base, matcher in reversed(frame):  # deeper .gitignore files take precedence
             verdict = matcher.check(rel[len(base):], name, is_dir)

@@ -15,11 +15,9 @@ from typing import Any, Protocol
 
 from intentd.daemon.checkpoints.errors import InvalidPath
 from intentd.daemon.engine.intents import Intent
-from intentd.daemon.policy.globs import fold
+from intentd.daemon.policy.persons import persons_path
 
 log = logging.getLogger(__name__)
-# the person's own files (intents, policy, access rules), whatever a scope's globs say
-PERSONS_FOLDER, PERSONS_FILES = ".orchestration/", (".clineignore", ".rooignore")
 # what these (and any .gitignore) hide, checkpoints do not see
 RULE_FILES = (".orchestration/ignore", ".clineignore", ".rooignore")
 OVERLAP_NOTE = ("other calls changed this workspace while it ran, so the change may be theirs: "
@@ -102,8 +100,7 @@ def is_rule_file(path: str) -> bool:
 def in_scope(intent: Intent | None, path: str, fold_case: bool = False) -> bool:
     """The person's own files are compared caseless on every file system, as the protected-paths
     stage does: on a case-insensitive one `.ORCHESTRATION/` is the real folder."""
-    caseless = fold(path)
-    if caseless.startswith(PERSONS_FOLDER) or caseless in PERSONS_FILES:
+    if persons_path(path):  # the person's own files, whatever a scope's globs say
         return False
     return intent is not None and intent.owns(path, fold_case)
 

@@ -110,3 +110,16 @@ def test_ten_thousand_ignore_lines_compile_and_match() -> None:
     assert matcher is not None
     assert matcher.check("dir5/file5_a.txt", "file5_a.txt", False) is True
     assert matcher.check("dir5/file6_a.txt", "file6_a.txt", False) is None
+
+
+def test_no_rule_hides_the_persons_files(tmp_path: Path) -> None:
+    """Were they hidden, a rule an agent wrote could hide its change to them from the audit."""
+    root = tmp_path / "ws"
+    write(root, ".gitignore", ".orchestration/\n.clineignore\n*.yaml\n*.txt\n")
+    for rel in (".orchestration/active_intents.yaml", ".orchestration/ignore", ".clineignore",
+                "notes.txt"):
+        write(root, rel, "x")
+    rules = CheckpointIgnore(str(root), lambda rel: rel.startswith(".orchestration"))
+    assert set(scan(str(root), rules).files) == {
+        ".gitignore", ".orchestration/active_intents.yaml", ".orchestration/ignore", ".clineignore"}
+    assert rules.is_ignored("notes.txt") and not rules.is_ignored(".ORCHESTRATION/policy.yaml")

@@ -124,6 +124,25 @@ def test_an_ignore_rule_file_a_command_wrote_is_set_aside_and_what_it_hid_is_che
     assert (workspace / ".gitignore").read_text() == "docs/\n"
 
 
+def test_no_ignore_rule_hides_the_persons_files_from_the_audit(connect: Connect,
+                                                               tmp_path: Path) -> None:
+    """An agent whose scope is the whole workspace may write the root .gitignore. Were
+    `.orchestration/` ignored there, the agent's rewrite of the person's intents (its own scope
+    widened, say) would pass unseen: checkpoints see the person's files whatever a rule says."""
+    workspace = git_workspace(tmp_path / "ws", ["**"], {"auto_approve": {"all_commands": True}})
+    intents = workspace / ".orchestration" / "active_intents.yaml"
+    before = intents.read_text()
+
+    def make() -> None:
+        (workspace / ".gitignore").write_text(".orchestration/\n.ORCHESTRATION/\n")
+        intents.write_text(before + "# widened by the agent\n")
+
+    audit = reported_make(connect, workspace, make)
+    assert audit["undone"] == [".orchestration/active_intents.yaml"]
+    assert intents.read_text() == before
+    assert (workspace / ".gitignore").exists()  # in the agent's scope: its own to write
+
+
 def test_a_change_by_a_call_running_alongside_is_reported_not_undone(connect: Connect,
                                                                       tmp_path: Path) -> None:
     """Two agents, two intents, one workspace: what one wrote must not be undone by the other's
