@@ -15,6 +15,7 @@ from intentd.daemon.engine.calls import Evaluation, Run
 from intentd.daemon.engine.decision import Decision
 from intentd.daemon.engine.receipts import intent_line
 from intentd.daemon.policy.hooks import run_post_hooks, run_pre_hooks
+from intentd.daemon.sandbox import git_control
 from intentd.daemon.sandbox.calls import audited
 from intentd.daemon.sandbox.landlock import kernel_abi
 from intentd.daemon.tools.anchor import hold_anchors
@@ -80,6 +81,8 @@ def checkpoint(engine: Engine, run: Run) -> Decision | None:
     try:
         run.outcome.checkpoint_id, run.outcome.checkpoint_coverage = engine.take_checkpoint(
             ctx, run.ev.call_id, reuse=unconfined_read)
+        if ctx.kind is ToolKind.COMMAND:  # no checkpoint saves .git/: its audit compares these
+            run.git_before = git_control.snapshot(ctx.root)
     except Exception as exc:
         log.exception("checkpoint failed")
         return Decision.deny("checkpoint", f"no checkpoint could be taken ({exc}); refused to be "
@@ -107,7 +110,7 @@ def scope_audit(engine: Engine, run: Run) -> Decision | None:
     if outcome.result is None or ctx.kind is not ToolKind.COMMAND or outcome.checkpoint_id is None:
         return None
     outcome.result = audited(ctx, outcome.result, engine.checkpoint_store(ctx.session.workspace),
-                             outcome.checkpoint_id, run.overlapped)
+                             outcome.checkpoint_id, run.overlapped, run.git_before)
     return None
 
 

@@ -5,26 +5,31 @@ every path that changed since (the store's watcher and scan rules decide what is
 `restore(..., path=...)` brings the out-of-scope ones back (created files removed). The first
 restore's safety checkpoint holds what the command left, so the audit itself can be undone.
 An ignore rule file no restore can bring back goes through `set_aside` (saved, then removed).
+Git's own control files, which no checkpoint saves, are compared and put back by git_control.
 """
 
 from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any, Protocol
 
 from intentd.daemon.checkpoints.errors import InvalidPath
 from intentd.daemon.engine.intents import Intent
 from intentd.daemon.policy.persons import persons_path
+from intentd.daemon.sandbox import git_control
 
 log = logging.getLogger(__name__)
 # what these (and any .gitignore) hide, checkpoints do not see
-RULE_FILES = (".orchestration/ignore", ".clineignore", ".rooignore")
+RULE_FILES = (".orchestration/ignore", ".clineignore", ".rooignore", ".git/info/exclude")
 OVERLAP_NOTE = ("other calls changed this workspace while it ran, so the change may be theirs: "
                 "not undone; review it")
 
 
 class Store(Protocol):
+    state_dir: Path
+
     def create(self, paths: None, *, label: str) -> Any: ...
     def diff(self, checkpoint_id: str) -> list[Any]: ...
     def restore(self, checkpoint_id: str, *, path: str | None = None) -> Any: ...
@@ -53,6 +58,7 @@ class ScopeAudit:
     # in place hides, no look sees.
     set_aside: tuple[str, ...] = ()
     set_aside_checkpoint: str | None = None
+    git_kept: str | None = None  # where the command's versions of git's files put back are kept
 
     def to_json(self) -> dict[str, Any]:
         return {"mode": self.mode, "checkpoint_id": self.checkpoint_id, "intent_id": self.intent_id,
@@ -62,7 +68,7 @@ class ScopeAudit:
                 "rechecked": self.rechecked,
                 "recheck_undo_checkpoint": self.recheck_undo_checkpoint,
                 "set_aside": list(self.set_aside), "set_aside_checkpoint": self.set_aside_checkpoint,
-                "message": self.message()}
+                "git_kept": self.git_kept, "message": self.message()}
 
     def message(self) -> str:
         """What the agent is told, one path a line."""
@@ -73,6 +79,10 @@ class ScopeAudit:
             if path in self.set_aside:
                 lines.append(f"  undone: {path} (an ignore rule file with no earlier state; "
                              f"removed; saved in checkpoint {self.set_aside_checkpoint})")
+            elif path in undone and path.startswith(".git/"):
+                what = "created; removed" if status == "added" else f"{status}; put back"
+                lines.append(f"  undone: {path} ({what} as it was before the command; the "
+                             f"command's version is kept in {self.git_kept})")
             elif path in undone:
                 what = "created; removed" if status == "added" else f"{status}; brought back"
                 lines.append(f"  undone: {path} ({what} from checkpoint {self.checkpoint_id})")
@@ -107,31 +117,42 @@ def in_scope(intent: Intent | None, path: str, fold_case: bool = False) -> bool:
 
 def audit(store: Store, checkpoint_id: str, intent: Intent | None, mode: str,
           overlapped: bool = False, writable: tuple[str, ...] | None = None,
-          fold_case: bool = False) -> ScopeAudit | None:
+          fold_case: bool = False, git_before: git_control.Snapshot | None = None,
+          root: str = "") -> ScopeAudit | None:
     """Compare what changed since checkpoint_id with the intent's scope; None when all is in it.
     In restore mode each out-of-scope path is brought back to its state at the checkpoint,
     unless other calls changed the workspace meanwhile (overlapped): the changes could be
     theirs, so they are only reported. `writable`: the only folders and files a confined
     command could write; a change elsewhere is someone else's (the person's editor, another
-    agent) and is left alone."""
+    agent) and is left alone. `git_before`: git's control files as they were before the command
+    (git_control; None: not read), in the repository at `root`."""
     if mode == "off":
         return None
     changed, found = _outside(store, checkpoint_id, intent, writable, fold_case)
-    if not found:
+    git_found = _git_changes(root, git_before, writable)
+    if not found and not git_found:
         return None
     intent_id = intent.id if intent else None
     if overlapped and mode == "restore":
-        return ScopeAudit("report", checkpoint_id, intent_id, found, note=OVERLAP_NOTE)
+        return ScopeAudit("report", checkpoint_id, intent_id, found + git_found, note=OVERLAP_NOTE)
     if mode != "restore":
-        return ScopeAudit(mode, checkpoint_id, intent_id, found)
-    undone, left, undo = _restore(store, checkpoint_id, found, changed)
+        return ScopeAudit(mode, checkpoint_id, intent_id, found + git_found)
+    undone, left, undo = _restore(store, checkpoint_id, found, changed) if found else ([], [], None)
+    git_kept = None
+    if git_found and git_before is not None:
+        keep = Path(store.state_dir).parent / "audit" / checkpoint_id
+        git_undone, git_left = git_control.put_back(root, git_before, [p for p, _ in git_found],
+                                                    keep)
+        undone, left, git_kept = undone + git_undone, left + git_left, str(keep)
+    found = found + git_found
     aside = _set_aside(store, checkpoint_id, left)
     set_aside = tuple(aside.deleted) if aside is not None else ()
     undone += set_aside
     left = [(p, why) for p, why in left if p not in set_aside]
     result = ScopeAudit(mode, checkpoint_id, intent_id, found, tuple(undone), tuple(left), undo,
                         set_aside=set_aside,
-                        set_aside_checkpoint=aside.safety_checkpoint_id if aside else None)
+                        set_aside_checkpoint=aside.safety_checkpoint_id if aside else None,
+                        git_kept=git_kept)
     if not any(is_rule_file(p) for p in undone):
         return result
     # A rule brought back shows again what it hid (a command may hide docs/, then change it):
@@ -155,6 +176,16 @@ def _outside(store: Store, checkpoint_id: str, intent: Intent | None,
     found = tuple((p, s) for p, s in changed
                   if not in_scope(intent, p, fold_case) and (writable is None or _under(p, writable)))
     return changed, found
+
+
+def _git_changes(root: str, before: git_control.Snapshot | None,
+                 writable: tuple[str, ...] | None) -> tuple[tuple[str, str], ...]:
+    """Git's control files the command changed; none when they were not read before it, or
+    when it was confined (no confined command may write `.git/`)."""
+    if before is None or writable is not None:
+        return ()
+    now = git_control.snapshot(root)
+    return tuple(git_control.changes(before, now if now is not None else {}))
 
 
 def _set_aside(store: Store, checkpoint_id: str, left: list[tuple[str, str]]) -> Any:
