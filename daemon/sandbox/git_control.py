@@ -55,7 +55,8 @@ def snapshot(root: str) -> Snapshot | None:
             version = _read(git, folder, name)
             if version is not None:
                 found[f".git/{rel}"] = version
-        for name in _names(git, HOOKS)[:MAX_HOOKS]:
+        # git runs a hook by its exact name only: `pre-commit.sample` never runs
+        for name in [n for n in _names(git, HOOKS) if not n.endswith(".sample")][:MAX_HOOKS]:
             version = _read(git, HOOKS, name)
             if version is not None:
                 found[f".git/{HOOKS}/{name}"] = version
