@@ -59,6 +59,7 @@ class ScopeAudit:
     set_aside: tuple[str, ...] = ()
     set_aside_checkpoint: str | None = None
     git_kept: str | None = None  # where the command's versions of git's files put back are kept
+    looked_behind: tuple[str, ...] = ()  # rule files it changed in its scope, looked behind
 
     def to_json(self) -> dict[str, Any]:
         return {"mode": self.mode, "checkpoint_id": self.checkpoint_id, "intent_id": self.intent_id,
@@ -68,7 +69,8 @@ class ScopeAudit:
                 "rechecked": self.rechecked,
                 "recheck_undo_checkpoint": self.recheck_undo_checkpoint,
                 "set_aside": list(self.set_aside), "set_aside_checkpoint": self.set_aside_checkpoint,
-                "git_kept": self.git_kept, "message": self.message()}
+                "git_kept": self.git_kept, "looked_behind": list(self.looked_behind),
+                "message": self.message()}
 
     def message(self) -> str:
         """What the agent is told, one path a line."""
@@ -92,6 +94,10 @@ class ScopeAudit:
             else:
                 lines.append(f"  left in place ({self.note or 'scope_audit: report'}): {path} "
                              f"({status})")
+        if self.looked_behind:
+            lines.append(f"  the ignore rules it changed in its scope "
+                         f"({', '.join(self.looked_behind)}) were looked behind, then left as it "
+                         "wrote them")
         rules = [p for p, _ in self.found if is_rule_file(p)]
         if rules and self.rechecked:
             lines.append(f"  the ignore rules changed ({', '.join(rules)}): what they hid was "
@@ -130,7 +136,9 @@ def audit(store: Store, checkpoint_id: str, intent: Intent | None, mode: str,
         return None
     changed, found = _outside(store, checkpoint_id, intent, writable, fold_case)
     git_found = _git_changes(root, git_before, writable)
-    if not found and not git_found:
+    seen = {p for p, _ in found}
+    behind = tuple(p for p, _ in changed if is_rule_file(p) and p not in seen)
+    if not found and not git_found and not (behind and mode == "restore" and not overlapped):
         return None
     intent_id = intent.id if intent else None
     if overlapped and mode == "restore":
@@ -153,18 +161,42 @@ def audit(store: Store, checkpoint_id: str, intent: Intent | None, mode: str,
                         set_aside=set_aside,
                         set_aside_checkpoint=aside.safety_checkpoint_id if aside else None,
                         git_kept=git_kept)
-    if not any(is_rule_file(p) for p in undone):
+    if not behind and not any(is_rule_file(p) for p in undone):
         return result
-    # A rule brought back shows again what it hid (a command may hide docs/, then change it):
-    # look once more, and undo what is new outside the scope.
-    changed, again = _outside(store, checkpoint_id, intent, writable, fold_case)
-    seen = {p for p, _ in found}
-    more = tuple((p, s) for p, s in again if p not in seen)
-    undone_more, left_more, undo_more = (_restore(store, checkpoint_id, more, changed) if more
-                                         else ([], [], None))
+    # A rule brought back shows again what it hid (a command may hide docs/, then change it), and
+    # a rule the command changed in its scope may hide what is not (a scope with a `!` line):
+    # those are taken away for a moment while the audit looks once more and undoes what is new
+    # outside the scope, then put back.
+    away: list[tuple[str, str]] = []
+    try:
+        _take_away(store, checkpoint_id, behind, away)
+        changed, again = _outside(store, checkpoint_id, intent, writable, fold_case)
+        more = tuple((p, s) for p, s in again if p not in seen and p not in behind)
+        undone_more, left_more, undo_more = (_restore(store, checkpoint_id, more, changed) if more
+                                             else ([], [], None))
+    finally:
+        for path, holder in away:
+            store.restore(holder, path=path)
+    if not result.found and not more:
+        return None  # nothing outside the scope, behind the rules either
     return replace(result, found=found + more, undone=result.undone + tuple(undone_more),
                    left=result.left + tuple(left_more), rechecked=True,
-                   recheck_undo_checkpoint=undo_more)
+                   recheck_undo_checkpoint=undo_more, looked_behind=behind)
+
+
+def _take_away(store: Store, checkpoint_id: str, rules: tuple[str, ...],
+               away: list[tuple[str, str]]) -> None:
+    """Each rule file as it was at the checkpoint (absent, when it is new since): adds each one
+    taken away to `away` with the checkpoint that holds the command's version, to put it back
+    (as it goes, so a failure part way still puts back those already taken)."""
+    for path in rules:
+        try:
+            held = store.restore(checkpoint_id, path=path)
+        except InvalidPath:  # new since the checkpoint: saved, then removed
+            held = store.set_aside([path], label=f"scope audit: a look behind {path}")
+            if path not in held.deleted:
+                continue
+        away.append((path, held.safety_checkpoint_id))
 
 
 def _outside(store: Store, checkpoint_id: str, intent: Intent | None,

@@ -8,6 +8,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from intentd.daemon import protocol
 from intentd.daemon.engine.intents import Intent
 from intentd.daemon.sandbox.audit import in_scope
@@ -190,6 +192,54 @@ def test_in_report_mode_a_planted_git_hook_is_named_not_touched(connect: Connect
     audit = reported_make(connect, workspace, lambda: hook.write_text("#!/bin/sh\n"))
     assert audit["out_of_scope"] == [[".git/hooks/post-checkout", "added"]]
     assert audit["undone"] == [] and hook.exists()
+
+
+@pytest.mark.parametrize("rules_before", [None, "*.log\n"])
+def test_a_rule_in_the_scope_cannot_hide_what_the_scope_leaves_out(
+        connect: Connect, tmp_path: Path, rules_before: str | None) -> None:
+    """A scope of everything but docs/ owns the root .gitignore: a rule there hiding docs/ is
+    the agent's to write, but not a way to change docs/ unseen. The audit looks behind it, then
+    leaves it as the agent wrote it."""
+    workspace = git_workspace(tmp_path / "ws", ["**", "!docs/**"],
+                              {"auto_approve": {"all_commands": True}})
+    if rules_before is not None:
+        (workspace / ".gitignore").write_text(rules_before)
+
+    def make() -> None:
+        (workspace / ".gitignore").write_text((rules_before or "") + "docs/\n")
+        (workspace / "docs" / "guide.md").write_text("rewritten under cover\n")
+        (workspace / "src" / "app.py").write_text("print('in scope')\n")
+
+    audit = reported_make(connect, workspace, make)
+    assert audit["undone"] == ["docs/guide.md"]
+    assert audit["looked_behind"] == [".gitignore"]
+    assert (workspace / "docs" / "guide.md").read_text() == "# guide\n"
+    assert (workspace / ".gitignore").read_text() == (rules_before or "") + "docs/\n"
+    assert (workspace / "src" / "app.py").read_text() == "print('in scope')\n"
+
+
+def test_a_rule_in_the_scope_that_hides_nothing_outside_it_costs_no_audit(
+        connect: Connect, tmp_path: Path) -> None:
+    workspace = git_workspace(tmp_path / "ws", ["**", "!docs/**"],
+                              {"auto_approve": {"all_commands": True}})
+
+    def make() -> None:
+        (workspace / ".gitignore").write_text("dist/\n")
+        (workspace / "dist").mkdir()
+        (workspace / "dist" / "bundle.js").write_text("built\n")
+
+    agent = connect("claude-code")
+    session_id = open_session(agent, workspace)
+    grant = agent.call(protocol.TOOLS_AUTHORIZE, {"session_id": session_id,
+                                                  "tool": "execute_command",
+                                                  "args": {"command": "make"}})
+    make()
+    answer = agent.call(protocol.TOOLS_REPORT, {"session_id": session_id,
+                                                "call_id": grant["call_id"], "ok": True,
+                                                "output": "make: done"})
+    assert "scope_audit" not in answer or not answer["scope_audit"]
+    assert (workspace / ".gitignore").read_text() == "dist/\n"
+    assert (workspace / "dist" / "bundle.js").exists()
 
 
 def test_a_change_by_a_call_running_alongside_is_reported_not_undone(connect: Connect,
