@@ -123,19 +123,19 @@ def in_scope(intent: Intent | None, path: str, fold_case: bool = False) -> bool:
 
 def audit(store: Store, checkpoint_id: str, intent: Intent | None, mode: str,
           overlapped: bool = False, writable: tuple[str, ...] | None = None,
-          fold_case: bool = False, git_before: git_control.Snapshot | None = None,
-          root: str = "") -> ScopeAudit | None:
+          fold_case: bool = False,
+          git_before: git_control.Snapshot | None = None) -> ScopeAudit | None:
     """Compare what changed since checkpoint_id with the intent's scope; None when all is in it.
     In restore mode each out-of-scope path is brought back to its state at the checkpoint,
     unless other calls changed the workspace meanwhile (overlapped): the changes could be
     theirs, so they are only reported. `writable`: the only folders and files a confined
     command could write; a change elsewhere is someone else's (the person's editor, another
     agent) and is left alone. `git_before`: git's control files as they were before the command
-    (git_control; None: not read), in the repository at `root`."""
+    (git_control; None: not read)."""
     if mode == "off":
         return None
     changed, found = _outside(store, checkpoint_id, intent, writable, fold_case)
-    git_found = _git_changes(root, git_before, writable)
+    git_found = _git_changes(git_before, writable)
     seen = {p for p, _ in found}
     behind = tuple(p for p, _ in changed if is_rule_file(p) and p not in seen)
     if not found and not git_found and not (behind and mode == "restore" and not overlapped):
@@ -149,8 +149,7 @@ def audit(store: Store, checkpoint_id: str, intent: Intent | None, mode: str,
     git_kept = None
     if git_found and git_before is not None:
         keep = Path(store.state_dir).parent / "audit" / checkpoint_id
-        git_undone, git_left = git_control.put_back(root, git_before, [p for p, _ in git_found],
-                                                    keep)
+        git_undone, git_left = git_control.put_back(git_before, [p for p, _ in git_found], keep)
         undone, left, git_kept = undone + git_undone, left + git_left, str(keep)
     found = found + git_found
     aside = _set_aside(store, checkpoint_id, left)
@@ -210,14 +209,13 @@ def _outside(store: Store, checkpoint_id: str, intent: Intent | None,
     return changed, found
 
 
-def _git_changes(root: str, before: git_control.Snapshot | None,
+def _git_changes(before: git_control.Snapshot | None,
                  writable: tuple[str, ...] | None) -> tuple[tuple[str, str], ...]:
     """Git's control files the command changed; none when they were not read before it, or
     when it was confined (no confined command may write `.git/`)."""
     if before is None or writable is not None:
         return ()
-    now = git_control.snapshot(root)
-    return tuple(git_control.changes(before, now if now is not None else {}))
+    return tuple(git_control.changes_since(before))
 
 
 def _set_aside(store: Store, checkpoint_id: str, left: list[tuple[str, str]]) -> Any:

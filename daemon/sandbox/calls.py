@@ -30,7 +30,7 @@ def audited(ctx: CallContext, result: ToolResult, store: Store, checkpoint_id: s
     mode = ctx.config.policy.scope_audit
     try:
         found = audit(store, checkpoint_id, audit_intent(ctx), mode, overlapped,
-                      _writable(result), ctx.config.fold_case, git_before, ctx.root)
+                      _writable(result), ctx.config.fold_case, git_before)
     except Exception as exc:  # never silent: the agent, the ledger and the app are told
         log.exception("scope audit after %s failed", checkpoint_id)
         note = (f"[scope audit failed: {exc}; changes outside the scope may remain — "

@@ -7,8 +7,13 @@ the scope audit. No agent's scope reaches `.git/`, so the audit reads these file
 command and compares after it; in restore mode it puts back what they were, after keeping the
 command's versions in the workspace's state folder.
 
-Every path is opened one folder at a time without following a symlink, relative to the folder
-above it, so a swapped folder cannot send a read or a write outside the repository.
+The git folder is found as git finds it: `.git` in the workspace or the nearest folder above it
+(a workspace may be a sub-folder of a repository), and when `.git` is a file (a linked worktree,
+a submodule) the folder it names, or for a worktree the repository's common folder, where git
+reads hooks and config. It is found once, before the command; the reads after it and the
+put-back go to that same folder (checked by device and inode), so a command that swaps the link
+or the folder cannot send them elsewhere. Inside it every path is opened one folder at a time
+without following a symlink, relative to the folder above it.
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from intentd.daemon.utils.reading import read_fd
@@ -25,6 +30,8 @@ FILES = ("config", "info/exclude", "info/attributes")
 HOOKS = "hooks"
 MAX_BYTES = 1 << 20   # a control file larger than this is compared by digest and not put back
 MAX_HOOKS = 200       # hooks read; past that, the rest of the folder is compared by name only
+MAX_LINK = 4096       # a `.git` link file or a `commondir` longer than this is not one
+REPLACED = ".git"     # the one change named when the git folder itself was moved or replaced
 _DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
@@ -38,34 +45,141 @@ class Version:
     data: bytes | None
 
 
-Snapshot = dict[str, Version]  # ".git/<path>" -> the file; a file that is absent is not in it
+Files = dict[str, Version]  # ".git/<path>" -> the file; a file that is absent is not in it
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """The control files of one git folder, as read before a command."""
+
+    folder: str                    # the git folder's real path
+    identity: tuple[int, int]      # its (device, inode): later reads must find the same folder
+    files: Files = field(default_factory=dict)
+
+
+def find_folder(root: str) -> str | None:
+    """The real path of the git folder whose hooks and config apply to the workspace at root,
+    or None when it is in no repository."""
+    here = os.path.realpath(root)
+    try:
+        device = os.stat(here).st_dev
+    except OSError:
+        return None
+    while True:
+        dot_git = os.path.join(here, ".git")
+        try:
+            st = os.stat(dot_git)
+        except OSError:
+            st = None
+        if st is not None:
+            if stat.S_ISDIR(st.st_mode):
+                return _git_folder(os.path.realpath(dot_git))
+            if stat.S_ISREG(st.st_mode):
+                return _linked_folder(here, dot_git)
+            return None
+        above = os.path.dirname(here)
+        try:
+            if above == here or os.stat(above).st_dev != device:
+                return None  # git stops at the top, and at another file system
+        except OSError:
+            return None
+        here = above
+
+
+def _linked_folder(here: str, link: str) -> str | None:
+    """The folder a `.git` file names (`gitdir: PATH`), or its common folder for a worktree."""
+    text = _small_text(link)
+    if text is None or not text.startswith("gitdir:"):
+        return None
+    named = os.path.realpath(os.path.join(here, text.removeprefix("gitdir:").strip()))
+    common = _small_text(os.path.join(named, "commondir"))
+    if common is not None and common.strip():
+        named = os.path.realpath(os.path.join(named, common.strip()))
+    return _git_folder(named)
+
+
+def _git_folder(path: str) -> str | None:
+    """path, when it holds what every git folder does (HEAD); else None."""
+    return path if os.path.isfile(os.path.join(path, "HEAD")) else None
+
+
+def _small_text(path: str) -> str | None:
+    try:
+        fd = os.open(path, _FILE)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        data = read_fd(fd, MAX_LINK, MAX_LINK + 1)
+    finally:
+        os.close(fd)
+    return data.decode("utf-8", "replace").strip() if len(data) <= MAX_LINK else None
 
 
 def snapshot(root: str) -> Snapshot | None:
-    """The control files of the repository at root; None when `.git` is not a folder there (no
-    repository, or a worktree's link file, whose git folder lies elsewhere)."""
+    """The control files of the git folder of the workspace at root; None when it is in no
+    repository."""
+    folder = find_folder(root)
+    if folder is None:
+        return None
     try:
-        git = os.open(os.path.join(root, ".git"), _DIR)
+        git = os.open(folder, _DIR)
     except OSError:
         return None
-    found: Snapshot = {}
     try:
-        for rel in FILES:
-            folder, _, name = rel.rpartition("/")
-            version = _read(git, folder, name)
-            if version is not None:
-                found[f".git/{rel}"] = version
-        # git runs a hook by its exact name only: `pre-commit.sample` never runs
-        for name in [n for n in _names(git, HOOKS) if not n.endswith(".sample")][:MAX_HOOKS]:
-            version = _read(git, HOOKS, name)
-            if version is not None:
-                found[f".git/{HOOKS}/{name}"] = version
+        st = os.fstat(git)
+        return Snapshot(folder, (st.st_dev, st.st_ino), _read_all(git))
     finally:
         os.close(git)
+
+
+def read_again(before: Snapshot) -> Files | None:
+    """The same folder's control files now; None when it is gone, or was moved or replaced."""
+    git = _reopen(before)
+    if git is None:
+        return None
+    try:
+        return _read_all(git)
+    finally:
+        os.close(git)
+
+
+def _reopen(before: Snapshot) -> int | None:
+    try:
+        git = os.open(before.folder, _DIR)
+    except OSError:
+        return None
+    st = os.fstat(git)
+    if (st.st_dev, st.st_ino) != before.identity:
+        os.close(git)
+        return None
+    return git
+
+
+def _read_all(git: int) -> Files:
+    found: Files = {}
+    for rel in FILES:
+        folder, _, name = rel.rpartition("/")
+        version = _read(git, folder, name)
+        if version is not None:
+            found[f".git/{rel}"] = version
+    # git runs a hook by its exact name only: `pre-commit.sample` never runs
+    for name in [n for n in _names(git, HOOKS) if not n.endswith(".sample")][:MAX_HOOKS]:
+        version = _read(git, HOOKS, name)
+        if version is not None:
+            found[f".git/{HOOKS}/{name}"] = version
     return found
 
 
-def changes(before: Snapshot, now: Snapshot) -> list[tuple[str, str]]:
+def changes_since(before: Snapshot) -> list[tuple[str, str]]:
+    """(path, added | modified | deleted) for each control file that differs now, or
+    [(".git", "replaced")] when the git folder read before is gone or another is in its place."""
+    now = read_again(before)
+    return [(REPLACED, "replaced")] if now is None else changes(before.files, now)
+
+
+def changes(before: Files, now: Files) -> list[tuple[str, str]]:
     """(path, added | modified | deleted) for each control file that differs."""
     found = [(p, "deleted") for p in before if p not in now]
     found += [(p, "added") for p in now if p not in before]
@@ -74,26 +188,33 @@ def changes(before: Snapshot, now: Snapshot) -> list[tuple[str, str]]:
     return sorted(found)
 
 
-def put_back(root: str, before: Snapshot, paths: list[str],
+def put_back(before: Snapshot, paths: list[str],
              keep: Path) -> tuple[list[str], list[tuple[str, str]]]:
     """Each path back to its version in `before` (removed when it had none), once the version
     the command left is copied under `keep`. Returns (undone, left with why)."""
+    git = None if REPLACED in paths else _reopen(before)
+    if git is None:
+        return [], [(path, f"the git folder {before.folder} was moved or replaced: not put back")
+                    for path in paths]
     undone: list[str] = []
     left: list[tuple[str, str]] = []
-    for path in paths:
-        folder, _, name = path.removeprefix(".git/").rpartition("/")
-        old = before.get(path)
-        if old is not None and old.data is None:
-            left.append((path, f"over {MAX_BYTES} bytes before the command: not kept, so not "
-                               "put back"))
-            continue
-        try:
-            _keep_current(root, folder, name, keep / path)
-            _write_or_remove(root, folder, name, old)
-        except OSError as exc:
-            left.append((path, f"could not be put back: {exc.strerror or exc}"))
-            continue
-        undone.append(path)
+    try:
+        for path in paths:
+            folder, _, name = path.removeprefix(".git/").rpartition("/")
+            old = before.files.get(path)
+            if old is not None and old.data is None:
+                left.append((path, f"over {MAX_BYTES} bytes before the command: not kept, so not "
+                                   "put back"))
+                continue
+            try:
+                _keep_current(git, folder, name, keep / path)
+                _write_or_remove(git, folder, name, old)
+            except OSError as exc:
+                left.append((path, f"could not be put back: {exc.strerror or exc}"))
+                continue
+            undone.append(path)
+    finally:
+        os.close(git)
     return undone, left
 
 
@@ -146,12 +267,8 @@ def _read(git: int, folder: str, name: str) -> Version | None:
     return Version(digest, stat.S_IMODE(st.st_mode), data if len(data) <= MAX_BYTES else None)
 
 
-def _keep_current(root: str, folder: str, name: str, target: Path) -> None:
-    git = os.open(os.path.join(root, ".git"), _DIR)
-    try:
-        current = _read(git, folder, name)
-    finally:
-        os.close(git)
+def _keep_current(git: int, folder: str, name: str, target: Path) -> None:
+    current = _read(git, folder, name)
     if current is None or current.data is None:
         return  # nothing there, or too big to copy: it is named, and left where it is below
     target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -163,12 +280,8 @@ def _keep_current(root: str, folder: str, name: str, target: Path) -> None:
         os.close(fd)
 
 
-def _write_or_remove(root: str, folder: str, name: str, old: Version | None) -> None:
-    git = os.open(os.path.join(root, ".git"), _DIR)
-    try:
-        fd = _open_folder(git, folder)
-    finally:
-        os.close(git)
+def _write_or_remove(git: int, folder: str, name: str, old: Version | None) -> None:
+    fd = _open_folder(git, folder)
     try:
         if old is None:
             try:

