@@ -11,11 +11,12 @@ from watchdog.observers import Observer
 from watchdog.observers.api import BaseObserver, ObservedWatch
 
 from intentd.daemon.engine.workspace import Workspace
+from intentd.daemon.policy.persons import PERSONS_FILES, PERSONS_FOLDER
 
 log = logging.getLogger(__name__)
 
 # Config files live at the root or in .orchestration/; anything else is not our business.
-WATCHED_NAMES = {".orchestration", ".clineignore", ".rooignore"}
+WATCHED_NAMES = {PERSONS_FOLDER, *PERSONS_FILES}
 DEBOUNCE_SECONDS = 0.1
 
 

@@ -10,11 +10,12 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 
+from intentd.daemon.policy.persons import PERSONS_FILES, PERSONS_FOLDER
+
 ROOT = ""  # the whole workspace (its children except the protected ones)
 GLOB_CHARS = frozenset("*?[\\")
-# never writable, wherever a granted folder holds them: git's store, the person's intents, policy
-# and ignore rules (.orchestration/ignore, and the .clineignore / .rooignore intentd also honours)
-PROTECTED = (".git", ".orchestration", ".clineignore", ".rooignore")
+# never writable, wherever a granted folder holds them: git's store, and the person's files
+PROTECTED = (".git", PERSONS_FOLDER, *PERSONS_FILES)
 
 
 def covered_prefixes(owned_scope: Iterable[str], root: str) -> list[str]:
