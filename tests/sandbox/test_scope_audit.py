@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
 import threading
 import time
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
