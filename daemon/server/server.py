@@ -5,9 +5,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import resource
 import signal
 import socket
 import stat
+import time
 from pathlib import Path
 
 from intentd.daemon import protocol
@@ -20,13 +22,23 @@ from intentd.daemon.server.rpc import MethodTable
 from intentd.daemon.trust.peer import has_exited, peer_credentials, peer_pidfd
 from intentd.daemon.trust.procs import Proc
 from intentd.daemon.trust.reaper import start_reaping
-from intentd.daemon.trust.sides import caller_chain
+from intentd.daemon.trust.sides import Side, caller_chain
 
 log = logging.getLogger(__name__)
 SD_LISTEN_FDS_START = 3
 # Clients connecting at once wait in this queue; asyncio's default (100) turned a burst of
 # hook calls away with EAGAIN. The kernel caps it at net.core.somaxconn.
 LISTEN_BACKLOG = 4096
+# Connections open at once from callers not on the person's side (agents, the commands they run,
+# callers that cannot be vouched for). More are closed at once: a command that opens connections
+# without end must not take the descriptors the person's app and CLI need to reach the daemon.
+MAX_AGENT_SIDE = 512
+
+
+def agent_side_limit() -> int:
+    """MAX_AGENT_SIDE, or a quarter of the daemon's descriptors when it has fewer than 2,048."""
+    soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    return MAX_AGENT_SIDE if soft == resource.RLIM_INFINITY else min(MAX_AGENT_SIDE, soft // 4)
 
 
 class StartupError(Exception):
@@ -44,6 +56,9 @@ class IntentdServer:
         self._stopped = asyncio.Event()
         self._owns_socket_file = False
         self.http_hook: HookService | None = None  # Claude Code's HTTP hook, on loopback
+        self.agent_side_limit = agent_side_limit()
+        self._agent_side = 0  # connections open now from callers not on the person's side
+        self._warned_at = -60.0
 
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
@@ -103,11 +118,25 @@ class IntentdServer:
                                                         "connections from other users are refused")))
             writer.close()
             return
-        connection = Connection(self.core, self.table, reader, writer, _caller(sock, peer.pid))
+        chain = _caller(sock, peer.pid)
+        agent_side = self.core.trust.verdict_of(chain).side is not Side.PERSON
+        if agent_side and self._agent_side >= self.agent_side_limit:
+            if time.monotonic() - self._warned_at > 60:  # a flood is logged once a minute
+                self._warned_at = time.monotonic()
+                log.warning("%d connections open from agents' side: more are refused until some "
+                            "close", self._agent_side)
+            writer.write(protocol.encode(protocol.error(
+                None, protocol.INVALID_REQUEST,
+                f"too many connections open from agents' side ({self._agent_side}); close some")))
+            writer.close()
+            return
+        connection = Connection(self.core, self.table, reader, writer, chain)
         self.connections.add(connection)
+        self._agent_side += agent_side
         try:
             await connection.serve()
         finally:
+            self._agent_side -= agent_side
             self.connections.discard(connection)
 
 

@@ -39,7 +39,11 @@ class TrustGate:
         self.grant_requests: Any = None  # the GrantRequests, to find a grant request's workspace
 
     def verdict(self, conn: Any) -> Verdict:
-        return classify(getattr(conn, "chain", None), self.daemon_key, self.agents)
+        return self.verdict_of(getattr(conn, "chain", None))
+
+    def verdict_of(self, chain: list[Proc] | None) -> Verdict:
+        """The side of a caller with this ancestry (None: unknown)."""
+        return classify(chain, self.daemon_key, self.agents)
 
     def is_app(self, conn: Any) -> bool:
         """The desktop app, on the person's side: the one client that applies widening at once."""
