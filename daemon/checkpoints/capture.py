@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from .dirty import DirtySnapshot, DirtyTracker
 from .errors import InvalidPath
-from .ignore import CheckpointIgnore, Frame, rules_digest
+from .ignore import CheckpointIgnore, Frame, is_gitignore, rules_digest
 from .inotify_tracker import InotifyTracker
 from .known import Known as PackedKnown
 from .manifest import Row
@@ -183,7 +183,7 @@ class Capturer:
         if (self._rules.exclude_key() != meta.get("exclude")
                 or self._rules.extra_key() != meta.get("extra", "")):
             return True
-        return any(os.path.basename(path) == ".gitignore" for path in paths)
+        return any(is_gitignore(path) for path in paths)
 
     def _full_scan(self, known: Known, meta: dict[str, str], result: Capture) -> None:
         walk = self._walker.walk(known)

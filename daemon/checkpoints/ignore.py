@@ -11,6 +11,7 @@ from typing import Protocol
 
 import pathspec
 
+from intentd.daemon.policy.globs import fold
 from intentd.daemon.policy.persons import persons_path
 
 from .paths import in_git_dir, under
@@ -186,10 +187,14 @@ class CheckpointIgnore:
     def ignored_in(self, frame: Frame, rel: str, is_dir: bool) -> bool:
         """Whether rel (its parent folders already known not ignored) is ignored, given its frame.
         Ignored when git says so or the extra rule does: a `!` in a .gitignore cannot re-include
-        what the policy hides from tools. The person's own files are never ignored."""
+        what the policy hides from tools. The person's own files are never ignored, and nor is
+        a .gitignore: one that ignored itself would hide its own change, and all it hid, from
+        every checkpoint and so from the scope audit."""
         if persons_path(rel):
             return False
         name = rel[rel.rfind("/") + 1:]
+        if not is_dir and is_gitignore(name):
+            return False
         for base, matcher in reversed(frame):  # deeper .gitignore files take precedence
             verdict = matcher.check(rel[len(base):], name, is_dir)
             if verdict is not None:
@@ -242,6 +247,11 @@ class CheckpointIgnore:
             frame = self.child_frame(parent, rel_dir + "/")
         frames[rel_dir] = frame
         return frame
+
+
+def is_gitignore(rel: str) -> bool:
+    """Whether rel is a .gitignore; caseless, as a case-insensitive file system reads it."""
+    return fold(rel[rel.rfind("/") + 1:]) == ".gitignore"
 
 
 def rules_digest(gitignores: Iterable[tuple[str, int, int]], exclude_key: str, extra_key: str) -> str:

@@ -16,7 +16,9 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from intentd.daemon.checkpoints.errors import InvalidPath
+from intentd.daemon.checkpoints.ignore import is_gitignore
 from intentd.daemon.engine.intents import Intent
+from intentd.daemon.policy.globs import fold
 from intentd.daemon.policy.persons import persons_path
 from intentd.daemon.sandbox import git_control
 
@@ -110,7 +112,7 @@ class ScopeAudit:
 
 def is_rule_file(path: str) -> bool:
     """An ignore rule file: what it hides, checkpoints do not see."""
-    return path in RULE_FILES or path.rpartition("/")[2] == ".gitignore"
+    return fold(path) in RULE_FILES or is_gitignore(path)
 
 
 def in_scope(intent: Intent | None, path: str, fold_case: bool = False) -> bool:

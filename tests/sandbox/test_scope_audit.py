@@ -236,6 +236,25 @@ def test_a_rule_in_the_scope_cannot_hide_what_the_scope_leaves_out(
     assert (workspace / "src" / "app.py").read_text() == "print('in scope')\n"
 
 
+@pytest.mark.parametrize("where,rules", [("docs/.gitignore", "*\n"),
+                                          ("docs/.gitignore", ".gitignore\nguide.md\n"),
+                                          (".gitignore", "/.gitignore\ndocs/\n")])
+def test_a_rule_that_ignores_itself_hides_nothing(connect: Connect, tmp_path: Path, where: str,
+                                                  rules: str) -> None:
+    """A .gitignore is never ignored, not even by itself: it would hide its own change, and
+    all it hid, from every look."""
+    workspace = git_workspace(tmp_path / "ws", ["src/**"], {"auto_approve": {"all_commands": True}})
+
+    def make() -> None:
+        (workspace / where).write_text(rules)
+        (workspace / "docs" / "guide.md").write_text("rewritten under cover\n")
+
+    audit = reported_make(connect, workspace, make)
+    assert (workspace / "docs" / "guide.md").read_text() == "# guide\n"
+    assert "docs/guide.md" in audit["undone"] and where in audit["undone"]
+    assert not (workspace / where).exists()
+
+
 def test_a_rule_in_the_scope_that_hides_nothing_outside_it_costs_no_audit(
         connect: Connect, tmp_path: Path) -> None:
     workspace = git_workspace(tmp_path / "ws", ["**", "!docs/**"],
