@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import secrets
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,20 +30,33 @@ from intentd.daemon.utils.reading import read_fd
 FILES = ("config", "info/exclude", "info/attributes")
 HOOKS = "hooks"
 MAX_BYTES = 1 << 20   # a control file larger than this is compared by digest and not put back
-MAX_HOOKS = 200       # hooks read; past that, the rest of the folder is compared by name only
+MAX_HOOKS = 200       # other files in hooks/ read; past that, they are compared by their stat
+# The hooks git runs (githooks(5)), and the fsmonitor hook
+GIT_HOOKS = (
+    "applypatch-msg", "pre-applypatch", "post-applypatch", "pre-commit", "pre-merge-commit",
+    "prepare-commit-msg", "commit-msg", "post-commit", "pre-rebase", "post-checkout",
+    "post-merge", "pre-push", "pre-receive", "update", "proc-receive", "post-receive",
+    "post-update", "reference-transaction", "push-to-checkout", "pre-auto-gc", "post-rewrite",
+    "sendemail-validate", "fsmonitor-watchman", "p4-changelist", "p4-prepare-changelist",
+    "p4-post-changelist", "p4-pre-submit", "post-index-change",
+)
 MAX_LINK = 4096       # a `.git` link file or a `commondir` longer than this is not one
-REPLACED = ".git"     # the one change named when the git folder itself was moved or replaced
+REPLACED = ".git/"    # the one change named when the git folder itself was moved or replaced
+LINK = ".git"         # the workspace's `.git` file that names its git folder (a worktree's)
+_DIR_DIGEST = "folder"  # a folder is compared by its mode alone
 _DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
 
 @dataclass(frozen=True)
 class Version:
-    """One control file as read: its digest, its mode, and its bytes (None when over the cap)."""
+    """One control file as read: its digest, its mode, its bytes (None when they cannot be kept:
+    over the cap, unreadable, or not a file), and whether it is a symlink (bytes: its target)."""
 
     digest: str
     mode: int
     data: bytes | None
+    link: bool = False
 
 
 Files = dict[str, Version]  # ".git/<path>" -> the file; a file that is absent is not in it
@@ -50,16 +64,24 @@ Files = dict[str, Version]  # ".git/<path>" -> the file; a file that is absent i
 
 @dataclass(frozen=True)
 class Snapshot:
-    """The control files of one git folder, as read before a command."""
+    """The control files of one git folder, as read before a command, and the workspace's
+    `.git` file that named the folder (its path and bytes), when one did."""
 
     folder: str                    # the git folder's real path
     identity: tuple[int, int]      # its (device, inode): later reads must find the same folder
     files: Files = field(default_factory=dict)
+    link_file: tuple[str, bytes] | None = None
 
 
 def find_folder(root: str) -> str | None:
     """The real path of the git folder whose hooks and config apply to the workspace at root,
     or None when it is in no repository."""
+    found = _find(root)
+    return found[0] if found is not None else None
+
+
+def _find(root: str) -> tuple[str, str | None] | None:
+    """The git folder, and the `.git` file that named it (None when `.git` is the folder)."""
     here = os.path.realpath(root)
     try:
         device = os.stat(here).st_dev
@@ -73,9 +95,11 @@ def find_folder(root: str) -> str | None:
             st = None
         if st is not None:
             if stat.S_ISDIR(st.st_mode):
-                return _git_folder(os.path.realpath(dot_git))
+                folder = _git_folder(os.path.realpath(dot_git))
+                return (folder, None) if folder is not None else None
             if stat.S_ISREG(st.st_mode):
-                return _linked_folder(here, dot_git)
+                folder = _linked_folder(here, dot_git)
+                return (folder, dot_git) if folder is not None else None
             return None
         above = os.path.dirname(here)
         try:
@@ -104,6 +128,11 @@ def _git_folder(path: str) -> str | None:
 
 
 def _small_text(path: str) -> str | None:
+    data = _small_bytes(path)
+    return data.decode("utf-8", "replace").strip() if data is not None else None
+
+
+def _small_bytes(path: str) -> bytes | None:
     try:
         fd = os.open(path, _FILE)
     except OSError:
@@ -114,22 +143,25 @@ def _small_text(path: str) -> str | None:
         data = read_fd(fd, MAX_LINK, MAX_LINK + 1)
     finally:
         os.close(fd)
-    return data.decode("utf-8", "replace").strip() if len(data) <= MAX_LINK else None
+    return data if len(data) <= MAX_LINK else None
 
 
 def snapshot(root: str) -> Snapshot | None:
     """The control files of the git folder of the workspace at root; None when it is in no
     repository."""
-    folder = find_folder(root)
-    if folder is None:
+    found = _find(root)
+    if found is None:
         return None
+    folder, link = found
+    link_bytes = _small_bytes(link) if link is not None else None
     try:
         git = os.open(folder, _DIR)
     except OSError:
         return None
     try:
         st = os.fstat(git)
-        return Snapshot(folder, (st.st_dev, st.st_ino), _read_all(git))
+        return Snapshot(folder, (st.st_dev, st.st_ino), _read_all(git),
+                        (link, link_bytes) if link is not None and link_bytes is not None else None)
     finally:
         os.close(git)
 
@@ -164,19 +196,40 @@ def _read_all(git: int) -> Files:
         version = _read(git, folder, name)
         if version is not None:
             found[f".git/{rel}"] = version
-    # git runs a hook by its exact name only: `pre-commit.sample` never runs
-    for name in [n for n in _names(git, HOOKS) if not n.endswith(".sample")][:MAX_HOOKS]:
-        version = _read(git, HOOKS, name)
-        if version is not None:
-            found[f".git/{HOOKS}/{name}"] = version
+    hooks = _read(git, "", HOOKS)  # the folder itself: a symlink, or a mode that hides it
+    if hooks is not None:
+        found[f".git/{HOOKS}"] = hooks
+    # The hooks git runs are opened by name (a folder that cannot be listed still runs them),
+    # then the rest, read up to MAX_HOOKS and compared by their stat past it. A hook runs by its
+    # exact name only: `pre-commit.sample` never runs.
+    try:
+        fd = _open_folder(git, HOOKS)
+    except OSError:
+        return found  # no hooks folder (or not one: named above)
+    try:
+        try:
+            listed = os.listdir(fd)
+        except OSError:
+            listed = []
+        others = sorted(n for n in listed if n not in GIT_HOOKS and not n.endswith(".sample"))
+        for index, name in enumerate((*GIT_HOOKS, *others)):
+            version = _read_in(fd, name, keep=index < len(GIT_HOOKS) + MAX_HOOKS)
+            if version is not None:
+                found[f".git/{HOOKS}/{name}"] = version
+    finally:
+        os.close(fd)
     return found
 
 
 def changes_since(before: Snapshot) -> list[tuple[str, str]]:
     """(path, added | modified | deleted) for each control file that differs now, or
-    [(".git", "replaced")] when the git folder read before is gone or another is in its place."""
+    [(".git/", "replaced")] when the git folder read before is gone or another is in its place;
+    (".git", "modified") when the workspace's `.git` file names another folder now."""
+    linked = (before.link_file is not None
+              and _small_bytes(before.link_file[0]) != before.link_file[1])
     now = read_again(before)
-    return [(REPLACED, "replaced")] if now is None else changes(before.files, now)
+    found = [(REPLACED, "replaced")] if now is None else changes(before.files, now)
+    return [(LINK, "modified")] + found if linked else found
 
 
 def changes(before: Files, now: Files) -> list[tuple[str, str]]:
@@ -191,23 +244,32 @@ def changes(before: Files, now: Files) -> list[tuple[str, str]]:
 def put_back(before: Snapshot, paths: list[str],
              keep: Path) -> tuple[list[str], list[tuple[str, str]]]:
     """Each path back to its version in `before` (removed when it had none), once the version
-    the command left is copied under `keep`. Returns (undone, left with why)."""
-    git = None if REPLACED in paths else _reopen(before)
+    the command left is kept under `keep`. Returns (undone, left with why). What the command
+    left that is too big or not readable to copy is moved aside in its own folder, under a name
+    git never reads, and the place noted under `keep`: nothing is destroyed."""
+    if LINK in paths:
+        undone, left = _put_back_link(before, keep)
+        paths = [p for p in paths if p != LINK]
+    else:
+        undone, left = [], []
+    git = None if REPLACED in paths or not paths else _reopen(before)
     if git is None:
-        return [], [(path, f"the git folder {before.folder} was moved or replaced: not put back")
-                    for path in paths]
-    undone: list[str] = []
-    left: list[tuple[str, str]] = []
+        return undone, left + [
+            (path, f"the git folder {before.folder} was moved or replaced: not put back")
+            for path in paths]
+    # parents before what is in them when restoring; what is in them first when removing
+    restores = sorted(p for p in paths if p in before.files)
+    removals = sorted((p for p in paths if p not in before.files), reverse=True)
     try:
-        for path in paths:
+        for path in restores + removals:
             folder, _, name = path.removeprefix(".git/").rpartition("/")
             old = before.files.get(path)
-            if old is not None and old.data is None:
-                left.append((path, f"over {MAX_BYTES} bytes before the command: not kept, so not "
-                                   "put back"))
+            if old is not None and old.data is None and old.digest != _DIR_DIGEST:
+                left.append((path, f"over {MAX_BYTES} bytes or unreadable before the command: "
+                                   "not kept, so not put back"))
                 continue
             try:
-                _keep_current(git, folder, name, keep / path)
+                _put_aside(git, folder, name, keep / path)
                 _write_or_remove(git, folder, name, old)
             except OSError as exc:
                 left.append((path, f"could not be put back: {exc.strerror or exc}"))
@@ -216,6 +278,24 @@ def put_back(before: Snapshot, paths: list[str],
     finally:
         os.close(git)
     return undone, left
+
+
+def _put_back_link(before: Snapshot, keep: Path) -> tuple[list[str], list[tuple[str, str]]]:
+    """The workspace's `.git` file, as it was (a command pointed it at another git folder)."""
+    assert before.link_file is not None
+    path, data = before.link_file
+    now = _small_bytes(path)
+    try:
+        if now is not None:
+            _keep_bytes(keep / ".git.link", now)
+        folder = os.open(os.path.dirname(path), _DIR)
+        try:
+            _replace(folder, os.path.basename(path), data, 0o644)
+        finally:
+            os.close(folder)
+    except OSError as exc:
+        return [], [(LINK, f"could not be put back: {exc.strerror or exc}")]
+    return [LINK], []
 
 
 # -- reading and writing inside .git, one folder at a time -------------------------------------
@@ -232,50 +312,84 @@ def _open_folder(git: int, folder: str) -> int:
     return fd
 
 
-def _names(git: int, folder: str) -> list[str]:
-    try:
-        fd = _open_folder(git, folder)
-    except OSError:
-        return []
-    try:
-        return sorted(os.listdir(fd))
-    finally:
-        os.close(fd)
-
-
-def _read(git: int, folder: str, name: str) -> Version | None:
-    """The regular file .git/<folder>/<name>, or None when it is absent or not a regular file
-    (a symlink or a FIFO is never followed or read)."""
+def _read(git: int, folder: str, name: str, keep: bool = True) -> Version | None:
+    """What .git/<folder>/<name> is, or None when it is absent (see _read_in)."""
     try:
         fd = _open_folder(git, folder)
     except OSError:
         return None
+    try:
+        return _read_in(fd, name, keep)
+    finally:
+        os.close(fd)
+
+
+def _read_in(fd: int, name: str, keep: bool = True) -> Version | None:
+    """What name is in the folder open as fd, or None when it is absent. Never followed: a
+    symlink is its target's text. A file is read (with `keep`); a file it may not read, a FIFO
+    or a socket is known by its stat alone, and a folder by its mode (bytes None: compared,
+    never copied)."""
+    try:
+        st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+    except OSError:
+        return None
+    mode = stat.S_IMODE(st.st_mode)
+    if stat.S_ISLNK(st.st_mode):
+        target = os.fsencode(os.readlink(name, dir_fd=fd))
+        return Version(_digest(b"link:" + target), mode, target, link=True)
+    if stat.S_ISDIR(st.st_mode):
+        return Version(_DIR_DIGEST, mode, None)
+    if not stat.S_ISREG(st.st_mode) or not keep:
+        return _by_stat(st)
     try:
         file = os.open(name, _FILE, dir_fd=fd)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
+    except PermissionError:
+        return _by_stat(st)
     try:
-        st = os.fstat(file)
-        if not stat.S_ISREG(st.st_mode):
-            return None
         data = read_fd(file, st.st_size, MAX_BYTES + 1)
     finally:
         os.close(file)
-    digest = hashlib.sha256(data).hexdigest()
-    return Version(digest, stat.S_IMODE(st.st_mode), data if len(data) <= MAX_BYTES else None)
+    return Version(_digest(data), mode, data if len(data) <= MAX_BYTES else None)
 
 
-def _keep_current(git: int, folder: str, name: str, target: Path) -> None:
+def _by_stat(st: os.stat_result) -> Version:
+    """A file known by its stat only: its type, size, inode and times."""
+    return Version(_digest(f"{stat.S_IFMT(st.st_mode)} {st.st_size} {st.st_ino} "
+                           f"{st.st_mtime_ns} {st.st_ctime_ns}".encode()),
+                   stat.S_IMODE(st.st_mode), None)
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _put_aside(git: int, folder: str, name: str, target: Path) -> None:
+    """What the command left at .git/<folder>/<name>, copied under `target` (a symlink's target
+    text); moved aside in its folder when it cannot be copied. Nothing there: nothing to do."""
     current = _read(git, folder, name)
-    if current is None or current.data is None:
-        return  # nothing there, or too big to copy: it is named, and left where it is below
+    if current is None or current.digest == _DIR_DIGEST:
+        return  # a folder is put back as a folder, or removed only when empty
+    if current.data is not None:
+        _keep_bytes(target.with_name(target.name + ".symlink") if current.link else target,
+                    current.data)
+        return
+    fd = _open_folder(git, folder)
+    try:
+        aside = f".{name}.intentd-kept-{secrets.token_hex(6)}"
+        os.rename(name, aside, src_dir_fd=fd, dst_dir_fd=fd)
+    finally:
+        os.close(fd)
+    _keep_bytes(target.with_name(target.name + ".moved"),
+                f"too big or unreadable to copy: moved aside to .git/{folder}/{aside}\n"
+                .replace("//", "/").encode())
+
+
+def _keep_bytes(target: Path, data: bytes) -> None:
     target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC,
                  0o600)
     try:
-        _write_all(fd, current.data)
+        _write_all(fd, data)
     finally:
         os.close(fd)
 
@@ -284,23 +398,72 @@ def _write_or_remove(git: int, folder: str, name: str, old: Version | None) -> N
     fd = _open_folder(git, folder)
     try:
         if old is None:
-            try:
-                os.unlink(name, dir_fd=fd)
-            except FileNotFoundError:
-                pass
-            return
-        assert old.data is not None
-        temp = f".{name}.intentd-put-back"
-        out = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC,
-                      old.mode, dir_fd=fd)
+            _remove(fd, name)
+        elif old.digest == _DIR_DIGEST:
+            _as_folder(fd, name, old.mode)
+        elif old.link:
+            assert old.data is not None
+            temp = _temp_name(name)
+            os.symlink(old.data, temp, dir_fd=fd)
+            os.replace(temp, name, src_dir_fd=fd, dst_dir_fd=fd)
+        else:
+            assert old.data is not None
+            _replace(fd, name, old.data, old.mode)
+    finally:
+        os.close(fd)
+
+
+def _remove(fd: int, name: str) -> None:
+    try:
+        st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return
+    if stat.S_ISDIR(st.st_mode):
+        os.rmdir(name, dir_fd=fd)  # only when empty: what is in it was named on its own
+    else:
+        os.unlink(name, dir_fd=fd)
+
+
+def _as_folder(fd: int, name: str, mode: int) -> None:
+    """name a folder again, with its mode: whatever the command put in its place is gone (kept)."""
+    try:
+        inner = os.open(name, _DIR, dir_fd=fd)
+    except FileNotFoundError:
+        os.mkdir(name, mode, dir_fd=fd)
+        return
+    except OSError:  # a symlink or a file in its place
+        os.unlink(name, dir_fd=fd)
+        os.mkdir(name, mode, dir_fd=fd)
+        return
+    try:
+        os.fchmod(inner, mode)
+    finally:
+        os.close(inner)
+
+
+def _replace(fd: int, name: str, data: bytes, mode: int) -> None:
+    """name's bytes and mode, written whole under a fresh name then renamed over it: a name the
+    command prepared (a FIFO, a folder, a symlink) is never opened."""
+    temp = _temp_name(name)
+    out = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                  0o600, dir_fd=fd)
+    try:
         try:
-            _write_all(out, old.data)
-            os.fchmod(out, old.mode)
+            _write_all(out, data)
+            os.fchmod(out, mode)
         finally:
             os.close(out)
         os.replace(temp, name, src_dir_fd=fd, dst_dir_fd=fd)
-    finally:
-        os.close(fd)
+    except BaseException:
+        try:
+            os.unlink(temp, dir_fd=fd)
+        except OSError:
+            pass
+        raise
+
+
+def _temp_name(name: str) -> str:
+    return f".{name}.intentd-{secrets.token_hex(8)}"
 
 
 def _write_all(fd: int, data: bytes) -> None:
