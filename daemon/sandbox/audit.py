@@ -10,6 +10,7 @@ Git's own control files, which no checkpoint saves, are compared and put back by
 
 from __future__ import annotations
 
+import json
 import logging
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -80,34 +81,41 @@ class ScopeAudit:
         lines = [f"[scope audit: this command changed files outside {scope}]"]
         undone, left = set(self.undone), dict(self.left)
         for path, status in self.found:
+            shown = _shown(path)
             if path in self.set_aside:
-                lines.append(f"  undone: {path} (an ignore rule file with no earlier state; "
+                lines.append(f"  undone: {shown} (an ignore rule file with no earlier state; "
                              f"removed; saved in checkpoint {self.set_aside_checkpoint})")
-            elif path in undone and path.startswith(".git/"):
+            elif path in undone and (path == ".git" or path.startswith(".git/")):
                 what = "created; removed" if status == "added" else f"{status}; put back"
-                lines.append(f"  undone: {path} ({what} as it was before the command; the "
+                lines.append(f"  undone: {shown} ({what} as it was before the command; the "
                              f"command's version is kept in {self.git_kept})")
             elif path in undone:
                 what = "created; removed" if status == "added" else f"{status}; brought back"
-                lines.append(f"  undone: {path} ({what} from checkpoint {self.checkpoint_id})")
+                lines.append(f"  undone: {shown} ({what} from checkpoint {self.checkpoint_id})")
             elif path in left or (self.mode == "restore" and not self.note):
                 why = left.get(path, "the restore left it as it is")
-                lines.append(f"  NOT undone: {path} ({status}; {why})")
+                lines.append(f"  NOT undone: {shown} ({status}; {why})")
             else:
-                lines.append(f"  left in place ({self.note or 'scope_audit: report'}): {path} "
+                lines.append(f"  left in place ({self.note or 'scope_audit: report'}): {shown} "
                              f"({status})")
         if self.looked_behind:
             lines.append(f"  the ignore rules it changed in its scope "
-                         f"({', '.join(self.looked_behind)}) were looked behind, then left as it "
-                         "wrote them")
+                         f"({', '.join(map(_shown, self.looked_behind))}) were looked behind, "
+                         "then left as it wrote them")
         rules = [p for p, _ in self.found if is_rule_file(p)]
         if rules and self.rechecked:
-            lines.append(f"  the ignore rules changed ({', '.join(rules)}): what they hid was "
+            lines.append(f"  the ignore rules changed ({', '.join(map(_shown, rules))}): what they hid was "
                          "checked once they were brought back")
         elif rules:  # what the new rules hide, the checkpoint no longer sees: say so
-            lines.append(f"  the ignore rules changed ({', '.join(rules)}): files they hide are "
+            lines.append(f"  the ignore rules changed ({', '.join(map(_shown, rules))}): files they hide are "
                          "not watched, so changes to them were not checked")
         return "\n".join(lines)
+
+
+def _shown(path: str) -> str:
+    """A path as the message shows it: quoted when it holds a line break or another control
+    character, so a file's name cannot forge a line of the message."""
+    return json.dumps(path) if any(ord(c) < 32 or ord(c) == 127 for c in path) else path
 
 
 def is_rule_file(path: str) -> bool:
