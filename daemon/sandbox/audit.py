@@ -151,16 +151,17 @@ def audit(store: Store, checkpoint_id: str, intent: Intent | None, mode: str,
     if not found and not git_found and not (behind and mode == "restore" and not overlapped):
         return None
     intent_id = intent.id if intent else None
-    if overlapped and mode == "restore":
-        return ScopeAudit("report", checkpoint_id, intent_id, found + git_found, note=OVERLAP_NOTE)
     if mode != "restore":
         return ScopeAudit(mode, checkpoint_id, intent_id, found + git_found)
+    # No agent's scope reaches git's own files: what changed there is put back even beside other
+    # calls (an agent could otherwise start a second call to make its audit only report).
+    git_undone, git_left, git_kept = _put_back_git(store, checkpoint_id, git_before, git_found)
+    if overlapped:
+        return ScopeAudit("report", checkpoint_id, intent_id, found + git_found,
+                          tuple(git_undone), tuple(git_left), note=OVERLAP_NOTE,
+                          git_kept=git_kept)
     undone, left, undo = _restore(store, checkpoint_id, found, changed) if found else ([], [], None)
-    git_kept = None
-    if git_found and git_before is not None:
-        keep = Path(store.state_dir).parent / "audit" / checkpoint_id
-        git_undone, git_left = git_control.put_back(git_before, [p for p, _ in git_found], keep)
-        undone, left, git_kept = undone + git_undone, left + git_left, str(keep)
+    undone, left = undone + git_undone, left + git_left
     found = found + git_found
     aside = _set_aside(store, checkpoint_id, left)
     set_aside = tuple(aside.deleted) if aside is not None else ()
@@ -217,6 +218,18 @@ def _outside(store: Store, checkpoint_id: str, intent: Intent | None,
     found = tuple((p, s) for p, s in changed
                   if not in_scope(intent, p, fold_case) and (writable is None or _under(p, writable)))
     return changed, found
+
+
+def _put_back_git(store: Store, checkpoint_id: str, before: git_control.Snapshot | None,
+                  found: tuple[tuple[str, str], ...]
+                  ) -> tuple[list[str], list[tuple[str, str]], str | None]:
+    """Git's control files the command changed, put back: (undone, left, where the command's
+    versions are kept)."""
+    if not found or before is None:
+        return [], [], None
+    keep = Path(store.state_dir).parent / "audit" / checkpoint_id
+    undone, left = git_control.put_back(before, [p for p, _ in found], keep)
+    return undone, left, str(keep)
 
 
 def _git_changes(before: git_control.Snapshot | None,

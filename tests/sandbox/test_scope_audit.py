@@ -312,6 +312,30 @@ def test_a_change_by_a_call_running_alongside_is_reported_not_undone(connect: Co
     assert (workspace / "docs" / "theirs.md").exists()
 
 
+def test_a_second_call_alongside_does_not_spare_a_planted_hook(connect: Connect,
+                                                              tmp_path: Path) -> None:
+    """Beside another call the audit only reports what it cannot tell is whose, but no agent's
+    scope reaches git's own files: a hook planted meanwhile is removed all the same."""
+    workspace = git_workspace(tmp_path / "ws", ["src/**"], {"auto_approve": {"all_commands": True}})
+    agent = connect("claude-code")
+    session_id = open_session(agent, workspace)
+    make = {"session_id": session_id, "tool": "execute_command", "args": {"command": "make"}}
+    first = agent.call(protocol.TOOLS_AUTHORIZE, make)
+    second = agent.call(protocol.TOOLS_AUTHORIZE, {**make, "args": {"command": "touch src/x"}})
+    hook = workspace / ".git" / "hooks" / "pre-commit"
+    hook.write_text("#!/bin/sh\nevil\n")
+    (workspace / "docs" / "guide.md").write_text("rewritten\n")
+    answer = agent.call(protocol.TOOLS_REPORT, {"session_id": session_id,
+                                                "call_id": first["call_id"], "ok": True,
+                                                "output": ""})
+    audit = answer["scope_audit"]
+    assert audit["mode"] == "report" and audit["undone"] == [".git/hooks/pre-commit"]
+    assert not hook.exists()
+    assert (workspace / "docs" / "guide.md").read_text() == "rewritten\n"  # only named
+    agent.call(protocol.TOOLS_REPORT, {"session_id": session_id, "call_id": second["call_id"],
+                                       "ok": True, "output": ""})
+
+
 def test_a_change_the_confined_command_could_not_make_is_left_alone(connect: Connect,
                                                                      tmp_path: Path) -> None:
     """While a confined command runs, the person edits a file it could not write: that edit is
