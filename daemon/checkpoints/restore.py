@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import errno
 import os
-import secrets
 import stat
 from collections.abc import Mapping
 from contextlib import suppress
 from dataclasses import dataclass, field
+
+from intentd.daemon.utils.staging import stage
 
 from .errors import CheckpointError, DiskFull, RestoreFailed
 from .objects import BlobStore
@@ -186,25 +187,7 @@ class Restorer:
 
     def _write_temp(self, folder: int, name: str, entry: Entry) -> str:
         """Stage entry's content next to name (in the folder open as folder); returns the temp name."""
-        data = self._blobs.get(entry.sha)
-        temp = f".{name[:200]}.intentd-{secrets.token_hex(4)}.tmp"
-        if entry.kind == "link":
-            os.symlink(os.fsdecode(data), temp, dir_fd=folder)
-            return temp
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
-                     0o600, dir_fd=folder)
-        try:
-            with os.fdopen(fd, "wb", closefd=False) as handle:
-                handle.write(data)
-            os.fchmod(fd, entry.perm)
-            os.fsync(fd)
-        except BaseException:
-            with suppress(OSError):
-                os.unlink(temp, dir_fd=folder)
-            raise
-        finally:
-            os.close(fd)
-        return temp
+        return stage(folder, name, self._blobs.get(entry.sha), entry.perm, entry.kind == "link")
 
     def _commit(self, work: _Work) -> None:
         folders = work.folders

@@ -22,10 +22,12 @@ import hashlib
 import os
 import secrets
 import stat
+from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from intentd.daemon.utils.reading import read_fd
+from intentd.daemon.utils.staging import stage
 
 FILES = ("config", "info/exclude", "info/attributes")
 HOOKS = "hooks"
@@ -73,15 +75,10 @@ class Snapshot:
     link_file: tuple[str, bytes] | None = None
 
 
-def find_folder(root: str) -> str | None:
-    """The real path of the git folder whose hooks and config apply to the workspace at root,
-    or None when it is in no repository."""
-    found = _find(root)
-    return found[0] if found is not None else None
-
-
 def _find(root: str) -> tuple[str, str | None] | None:
-    """The git folder, and the `.git` file that named it (None when `.git` is the folder)."""
+    """The real path of the git folder whose hooks and config apply to the workspace at root,
+    and the `.git` file that named it (None when `.git` is the folder); None when the
+    workspace is in no repository."""
     here = os.path.realpath(root)
     try:
         device = os.stat(here).st_dev
@@ -334,21 +331,23 @@ def _read_in(fd: int, name: str, keep: bool = True) -> Version | None:
     except OSError:
         return None
     mode = stat.S_IMODE(st.st_mode)
-    if stat.S_ISLNK(st.st_mode):
-        target = os.fsencode(os.readlink(name, dir_fd=fd))
-        return Version(_digest(b"link:" + target), mode, target, link=True)
     if stat.S_ISDIR(st.st_mode):
         return Version(_DIR_DIGEST, mode, None)
-    if not stat.S_ISREG(st.st_mode) or not keep:
+    if not (stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode)) or not keep:
         return _by_stat(st)
+    # Swapped or removed between the stat and the read (a process the command left running),
+    # or not readable: known by the stat, so the audit still compares it and never fails
     try:
+        if stat.S_ISLNK(st.st_mode):
+            target = os.fsencode(os.readlink(name, dir_fd=fd))
+            return Version(_digest(b"link:" + target), mode, target, link=True)
         file = os.open(name, _FILE, dir_fd=fd)
-    except PermissionError:
+        try:
+            data = read_fd(file, st.st_size, MAX_BYTES + 1)
+        finally:
+            os.close(file)
+    except OSError:
         return _by_stat(st)
-    try:
-        data = read_fd(file, st.st_size, MAX_BYTES + 1)
-    finally:
-        os.close(file)
     return Version(_digest(data), mode, data if len(data) <= MAX_BYTES else None)
 
 
@@ -379,9 +378,9 @@ def _put_aside(git: int, folder: str, name: str, target: Path) -> None:
         os.rename(name, aside, src_dir_fd=fd, dst_dir_fd=fd)
     finally:
         os.close(fd)
+    where = "/".join(filter(None, (".git", folder, aside)))
     _keep_bytes(target.with_name(target.name + ".moved"),
-                f"too big or unreadable to copy: moved aside to .git/{folder}/{aside}\n"
-                .replace("//", "/").encode())
+                f"too big or unreadable to copy: moved aside to {where}\n".encode())
 
 
 def _keep_bytes(target: Path, data: bytes) -> None:
@@ -401,14 +400,9 @@ def _write_or_remove(git: int, folder: str, name: str, old: Version | None) -> N
             _remove(fd, name)
         elif old.digest == _DIR_DIGEST:
             _as_folder(fd, name, old.mode)
-        elif old.link:
-            assert old.data is not None
-            temp = _temp_name(name)
-            os.symlink(old.data, temp, dir_fd=fd)
-            os.replace(temp, name, src_dir_fd=fd, dst_dir_fd=fd)
         else:
             assert old.data is not None
-            _replace(fd, name, old.data, old.mode)
+            _replace(fd, name, old.data, old.mode, old.link)
     finally:
         os.close(fd)
 
@@ -441,29 +435,16 @@ def _as_folder(fd: int, name: str, mode: int) -> None:
         os.close(inner)
 
 
-def _replace(fd: int, name: str, data: bytes, mode: int) -> None:
-    """name's bytes and mode, written whole under a fresh name then renamed over it: a name the
-    command prepared (a FIFO, a folder, a symlink) is never opened."""
-    temp = _temp_name(name)
-    out = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
-                  0o600, dir_fd=fd)
+def _replace(fd: int, name: str, data: bytes, mode: int, link: bool = False) -> None:
+    """name's bytes and mode (a symlink's target, with `link`), staged under a fresh name then
+    renamed over it: a name the command prepared is never opened."""
+    temp = stage(fd, name, data, mode, link)
     try:
-        try:
-            _write_all(out, data)
-            os.fchmod(out, mode)
-        finally:
-            os.close(out)
         os.replace(temp, name, src_dir_fd=fd, dst_dir_fd=fd)
     except BaseException:
-        try:
+        with suppress(OSError):
             os.unlink(temp, dir_fd=fd)
-        except OSError:
-            pass
         raise
-
-
-def _temp_name(name: str) -> str:
-    return f".{name}.intentd-{secrets.token_hex(8)}"
 
 
 def _write_all(fd: int, data: bytes) -> None:
