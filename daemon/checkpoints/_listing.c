@@ -16,6 +16,10 @@
  * named .git, and the folders the caller prunes, are left out with what is beneath them.
  * Nothing is followed: links are listed, not entered.
  *
+ * Given a change time (since_ns), only the entries that are not folders and whose inode
+ * changed at or after it (st_ctim) are listed: the scope audit's look for writes that no
+ * watcher saw (through a hard link made outside the folders it watches).
+ *
  * A folder's descriptor stays open while its subfolders are listed, so a tree deeper than
  * MAX_DEPTH is not listed here (ELOOP): an agent could otherwise make one deep enough to use up
  * the daemon's descriptors. walk.py then has GNU find list it.
@@ -62,6 +66,7 @@ typedef struct {
     Py_ssize_t npruned;
     int failed;            /* an errno that makes the whole listing worthless, or 0 */
     int depth;             /* folders open above the one being listed */
+    long long since;       /* list only non-folders changed at or after this (ns); -1: all */
 } Lister;
 
 static int reserve(Lister *l, size_t more) {
@@ -183,13 +188,16 @@ static void list_entry(Lister *l, int dirfd, size_t start, size_t end, unsigned 
             return;  /* gone since the folder was read, or unreadable: find skips it too */
         }
         if (!S_ISDIR(st.st_mode)) {
-            put_entry(l, end, &st);
+            if (l->since < 0 || (long long)st.st_ctim.tv_sec * 1000000000LL
+                                    + st.st_ctim.tv_nsec >= l->since)
+                put_entry(l, end, &st);
             return;
         }
     }
     if (is_pruned(l, end))
         return;
-    put_folder(l, end);
+    if (l->since < 0)
+        put_folder(l, end);
     if (l->depth >= MAX_DEPTH) {
         l->failed = ELOOP;
         return;
@@ -262,8 +270,9 @@ static void list_folder(Lister *l, int fd, size_t end) {
 static PyObject *listing(PyObject *self, PyObject *args) {
     (void)self;
     PyObject *root_arg, *names_list, *pruned_list, *root_bytes = NULL, *result = NULL;
-    if (!PyArg_ParseTuple(args, "OO!O!", &root_arg, &PyList_Type, &names_list, &PyList_Type,
-                          &pruned_list))
+    long long since = -1;
+    if (!PyArg_ParseTuple(args, "OO!O!|L", &root_arg, &PyList_Type, &names_list, &PyList_Type,
+                          &pruned_list, &since))
         return NULL;
     /* Copies that nothing can change while they are read, holding only str. */
     PyObject *names_arg = PySequence_Tuple(names_list);
@@ -289,6 +298,7 @@ static PyObject *listing(PyObject *self, PyObject *args) {
         return NULL;
     }
     Lister l = {0};
+    l.since = since < 0 ? -1 : since;
     Py_ssize_t nnames = PyTuple_GET_SIZE(names_arg);
     l.npruned = PyTuple_GET_SIZE(pruned_arg);
     char **names = calloc((size_t)nnames + 1, sizeof(char *));
@@ -350,12 +360,13 @@ done:
 
 static PyMethodDef methods[] = {
     {"listing", listing, METH_VARARGS,
-     "listing(root, names, pruned) -> bytes\n\n"
+     "listing(root, names, pruned, since_ns=-1) -> bytes\n\n"
      "The records of the top-level entries `names` of the folder `root` and of everything\n"
      "beneath them, leaving out entries named .git and the folders whose relative paths are in\n"
-     "`pruned`. Raises OSError when the listing could not be whole (out of memory or file\n"
-     "descriptors, a path too long, folders nested deeper than 128); an unreadable folder is\n"
-     "listed without its contents."},
+     "`pruned`; with since_ns, only those of non-folders whose inode changed at or after it\n"
+     "(ctime, in nanoseconds since 1970). Raises OSError when the listing could not be whole\n"
+     "(out of memory or file descriptors, a path too long, folders nested deeper than 128); an\n"
+     "unreadable folder is listed without its contents."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -182,6 +182,12 @@ class DirtyTracker:
         with self._cond:
             self._lost = True
 
+    def add(self, paths: list[str]) -> None:
+        """Paths found changed by other means (a write through a hard link, which no event
+        names): the next collect() gives them too."""
+        with self._cond:
+            self._files.update(paths)
+
     def collect(self, *, drain: bool) -> DirtySnapshot | None:
         """Paths changed since the last drain, once every event up to now has arrived.
         None when events may be missing: the caller then scans the workspace."""

@@ -129,6 +129,12 @@ class InotifyTracker:
         with self._lock:
             self._lost = self._lost or "a checkpoint failed after reading the changes"
 
+    def add(self, paths: list[str]) -> None:
+        """Paths found changed by other means (a write through a hard link, which no event
+        names): the next collect() gives them too."""
+        with self._lock:
+            self._files.update(paths)
+
     def coverage(self) -> Coverage:
         with self._lock:
             unwatched = tuple(sorted(self._unwatched))

@@ -54,10 +54,12 @@ def lister() -> str | None:
     return "find" if gnu_find() is not None else None
 
 
-def list_records(root: str, names: Sequence[str], pruned: Sequence[str]) -> list[str] | None:
+def list_records(root: str, names: Sequence[str], pruned: Sequence[str],
+                 changed_since_ns: int | None = None) -> list[str] | None:
     """The records of the top-level entries `names` of root and of everything beneath them, in
     pre-order; entries named .git and the folders in `pruned` (relative paths) are left out with
-    their contents. None when no lister could list the tree whole.
+    their contents. With changed_since_ns, only the records of non-folders whose inode changed
+    (ctime) at or after it. None when no lister could list the tree whole.
 
     The names are shared among one lister per CPU (at most MAX_JOBS), run at once: listing is
     mostly stat calls, which git's preloaded index also spreads over the CPUs. Each entry's
@@ -68,7 +70,8 @@ def list_records(root: str, names: Sequence[str], pruned: Sequence[str]) -> list
     jobs = max(1, min(os.cpu_count() or 1, MAX_JOBS, len(names)))
     shares = [list(names[i::jobs]) for i in range(jobs)]
     if native is not None:
-        records = _gather([_native_run(root, share, list(pruned)) for share in shares])
+        since = -1 if changed_since_ns is None else max(0, changed_since_ns)
+        records = _gather([_native_run(root, share, list(pruned), since) for share in shares])
         if records is not None:
             return records
     program = gnu_find()
@@ -77,17 +80,22 @@ def list_records(root: str, names: Sequence[str], pruned: Sequence[str]) -> list
     prune = ["-name", ".git"]
     for folder in sorted(pruned):
         prune += ["-o", "-path", "./" + _GLOB_CHARS.sub(r"\\\1", folder)]
+    if changed_since_ns is None:
+        select = ["-type", "d", "-printf", FOLDER_PRINTF, "-o", "-printf", PRINTF]
+    else:  # find's -newer is strictly after: one nanosecond earlier makes it "at or after"
+        seconds, nanos = divmod(max(0, changed_since_ns - 1), 1_000_000_000)
+        select = ["-type", "d", "-o", "-newerct", f"@{seconds}.{nanos:09d}", "-printf", PRINTF]
     return _gather([_find_run([program, *("./" + n for n in share), "(", *prune, ")", "-prune",
-                               "-o", "-type", "d", "-printf", FOLDER_PRINTF, "-o", "-printf", PRINTF],
-                              root) for share in shares])
+                               "-o", *select], root) for share in shares])
 
 
-def _native_run(root: str, names: list[str], pruned: list[str]) -> Callable[[], bytes | None]:
+def _native_run(root: str, names: list[str], pruned: list[str],
+                since: int) -> Callable[[], bytes | None]:
     assert native is not None
 
     def run() -> bytes | None:
         try:
-            listed: bytes = native.listing(root, names, pruned)  # the GIL is released meanwhile
+            listed: bytes = native.listing(root, names, pruned, since)  # without the GIL
         except OSError:
             return None
         return listed

@@ -37,6 +37,7 @@ from .paths import normalize, under
 from .recorder import Changes, Recorder
 from .restore import Restorer, plan
 from .state import ABSENT, Entry
+from .sweep import changed_since
 from .upkeep import Upkeep
 from .warmup import Progress, prehash
 
@@ -274,6 +275,25 @@ class CheckpointStore:
             else:
                 old, new, fresh = self._against_now(row)
             return self._diffs(row, old, new, fresh, prefix)
+
+    def sweep(self, checkpoint_id: str) -> tuple[str, ...]:
+        """The files whose inode changed since the checkpoint was taken, whether or not a watcher
+        saw it (sweep.py): a write through a hard link made elsewhere is seen only so. Each is
+        read again by the next look, whatever its stat cache says (its mtime may be set back)."""
+        self.wait_for_upkeep()
+        with self._lock.hold():
+            row = self._row(checkpoint_id, brief=True)
+            self._check_workspace()
+            self._sync_known(int(self._manifest.meta().get("generation", "0")))
+            found = changed_since(self._root, self._rules, row.clock_ns)
+            for path in found:
+                seen = self._known.get(path)
+                if seen is not None and seen[1].mtime_ns >= 0:
+                    self._known.refresh(path, seen[1].size, -1)  # vouches for nothing now
+            self._capturer.recorded(found)
+            if self._tracker is not None:
+                self._tracker.add(found)
+            return tuple(found)
 
     def _against_now(self, row: Row) -> tuple[dict[str, Entry], dict[str, Entry], dict[str, bytes]]:
         """The checkpoint's states and the workspace's, for every path that may differ."""

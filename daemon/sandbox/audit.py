@@ -1,7 +1,9 @@
 """The scope audit: after a command, changes outside the intent's scope are found and undone.
 
 It reads the checkpoint taken before the command through the store's public API: `diff` names
-every path that changed since (the store's watcher and scan rules decide what is seen), and
+every path that changed since (the store's watcher and scan rules decide what is seen; after a
+command nothing confined, `sweep` first has it read again every file whose inode changed, since
+a write through a hard link shows in no watcher), and
 `restore(..., path=...)` brings the out-of-scope ones back (created files removed). The first
 restore's safety checkpoint holds what the command left, so the audit itself can be undone.
 An ignore rule file no restore can bring back goes through `set_aside` (saved, then removed).
@@ -35,6 +37,7 @@ class Store(Protocol):
 
     def create(self, paths: None, *, label: str) -> Any: ...
     def diff(self, checkpoint_id: str) -> list[Any]: ...
+    def sweep(self, checkpoint_id: str) -> tuple[str, ...]: ...
     def restore(self, checkpoint_id: str, *, path: str | None = None) -> Any: ...
     def set_aside(self, paths: list[str], *, label: str) -> Any: ...
 
@@ -144,6 +147,8 @@ def audit(store: Store, checkpoint_id: str, intent: Intent | None, mode: str,
     (git_control; None: not read)."""
     if mode == "off":
         return None
+    if writable is None:  # unconfined, it could write through a link no watcher sees
+        store.sweep(checkpoint_id)
     changed, found = _outside(store, checkpoint_id, intent, writable, fold_case)
     git_found = _git_changes(git_before, writable)
     seen = {p for p, _ in found}

@@ -8,8 +8,9 @@ Prints markdown tables; asserts nothing about timings.
     and a bare `subprocess.run` of `bash -c true` (no tool: no output reader, no temp folder).
     Also the parent's share alone (building the rule set and the temp folder).
 (2) The scope audit after a command that changed 10 files of a workspace of --files files
-    (watcher running): 6 changed and 4 created outside the scope, restored; and 10 changed
-    inside it, audited and kept.
+    (watcher running): 6 changed and 4 created outside the scope, restored, after a command
+    nothing confined (the audit sweeps for writes through hard links) and after a confined one
+    (no sweep); the sweep alone; and 10 changed inside it, audited and kept.
 """
 
 from __future__ import annotations
@@ -94,33 +95,60 @@ def audit_cost(base: Path, count: int, reps: int) -> None:
     # the scope: the first top folder the generator fills; strays go to its second one
     inside, other = rel_path(0).split("/")[0], rel_path(PER_DIR * 40).split("/")[0]
     intent = Intent("INT-1", "bench", "IN_PROGRESS", (f"{inside}/**",))
+    git_status = _git_status_ms(root, reps)
     store = CheckpointStore(root, base / "state")
+    # where a confined command could write (all of it but the scope's own folder: every stray
+    # lands there): its audit needs no sweep, since Landlock lets it make no link across folders
+    writable = tuple(sorted({p.split("/")[0] for p in os.listdir(root)} - {inside}))
+    times: dict[str, list[float]] = {"unconfined": [], "confined": [], "kept": [], "sweep": []}
     try:
         store.create(None, label="baseline")
-        restore_times, keep_times = [], []
         for rep in range(reps):
-            time.sleep(0.05)  # let the previous step's events settle
-            cp = store.create(None, label="before command").id
-            outside = [rel_path(count - 1 - rep * 6 - k) for k in range(6)]
-            for path in outside:
-                with open(root / path, "a", encoding="utf-8") as handle:
-                    handle.write("# changed\n")
-            for k in range(4):
-                (root / other / f"new_{rep}_{k}.py").write_text("stray\n")
-            restore_times.append(timed(lambda c=cp: _checked(audit(store, c, intent, "restore"), 10)))
+            for kind, how in (("unconfined", None), ("confined", writable)):
+                time.sleep(0.05)  # let the previous step's events settle
+                cp = store.create(None, label="before command").id
+                outside = [rel_path(count - 1 - (2 * rep + (how is None)) * 6 - k)
+                           for k in range(6)]
+                for path in outside:
+                    with open(root / path, "a", encoding="utf-8") as handle:
+                        handle.write("# changed\n")
+                for k in range(4):
+                    (root / other / f"new_{kind}_{rep}_{k}.py").write_text("stray\n")
+                times[kind].append(timed(lambda c=cp, w=how: _checked(
+                    audit(store, c, intent, "restore", writable=w), 10)))
             time.sleep(0.05)
             cp = store.create(None, label="before command").id
             for k in range(10):
                 with open(root / rel_path(rep * 10 + k), "a", encoding="utf-8") as handle:
                     handle.write("# in scope\n")
-            keep_times.append(timed(lambda c=cp: _checked(audit(store, c, intent, "restore"), 0)))
+            times["sweep"].append(timed(lambda c=cp: store.sweep(c)))
+            times["kept"].append(timed(lambda c=cp: _checked(audit(store, c, intent, "restore"), 0)))
     finally:
         store.close()
     print(f"\n## Scope audit after a command that changed 10 of {count} files "
           f"(watcher running, {reps} reps, median / p90 ms)\n")
-    print("| 10 outside the scope: found and restored | 10 inside the scope: found, kept |")
-    print("|---|---|")
-    print(f"| {ms(restore_times)} / {p90(restore_times)} | {ms(keep_times)} / {p90(keep_times)} |")
+    print("| 10 outside the scope, found and restored: unconfined (with the link sweep) "
+          "| the same, confined (no sweep) | the sweep alone | 10 inside the scope, unconfined |")
+    print("|---|---|---|---|")
+    print(" | ".join(["", *(f"{ms(times[k])} / {p90(times[k])}"
+                           for k in ("unconfined", "confined", "sweep", "kept")), ""]).strip())
+    ratio = statistics.median(times["sweep"]) * 1000 / float(git_status)
+    print(f"\nFor scale, `git status` of the same tree (a stat of every file too), same run: "
+          f"{git_status} ms median; the sweep costs {ratio:.2f}× it")
+
+
+def _git_status_ms(root: Path, reps: int) -> str:
+    """The median ms of `git status` in a committed copy of the tree, its index warm."""
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-c", "user.name=bench", "-c", "user.email=bench@example.com",
+                        *args], cwd=root, check=True, capture_output=True)
+    git("init", "-q")
+    git("add", "-A")
+    git("commit", "-qm", "base")
+    git("status", "--porcelain")  # warms the index
+    samples = [timed(lambda: git("status", "--porcelain")) for _ in range(reps)]
+    shutil.rmtree(root / ".git")  # the store then sees what it saw before: no repository
+    return ms(samples)
 
 
 def _checked(result: object, undone: int) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import threading
 import time
@@ -20,6 +21,7 @@ from tests.sandbox.conftest import (
     git_workspace,
     ledger_entries,
     two_agents,
+    unasked_command,
 )
 from tests.server.helpers import open_session
 
@@ -95,6 +97,32 @@ def test_a_hook_based_agents_own_command_is_audited_and_undone(connect: Connect,
     entry = ledger_entries(connect("cli"), workspace)[-1]
     assert entry["intent"]["id"] == grant["call_id"]
     assert sorted(entry["receipt"]["data"]["scope_audit"]["undone"]) == sorted(audit["undone"])
+
+
+def test_a_write_through_a_hard_link_is_found_and_undone(connect: Connect, tmp_path: Path) -> None:
+    """A file's second name, made outside the workspace, is written with no event in any
+    folder watched; its mtime set back, it looks as it was. Its inode's change time gives it
+    away: the person's intents and a file outside the scope are both brought back."""
+    workspace = git_workspace(tmp_path / "ws", ["src/**"], {"auto_approve": {"all_commands": True}})
+    intents = workspace / ".orchestration" / "active_intents.yaml"
+    originals = {path: path.read_text() for path in (intents, workspace / "docs" / "guide.md")}
+
+    def make() -> None:
+        for path, text in ((intents, originals[intents].replace("src/**", "**")),
+                           (workspace / "docs" / "guide.md", "# GUIDE\n")):
+            before = path.stat()
+            os.link(path, tmp_path / "link")
+            (tmp_path / "link").write_text(text)
+            os.utime(tmp_path / "link", ns=(before.st_atime_ns, before.st_mtime_ns))
+            (tmp_path / "link").unlink()
+
+    audit = reported_make(connect, workspace, make)
+    assert sorted(audit["undone"]) == [".orchestration/active_intents.yaml", "docs/guide.md"]
+    assert {path: path.read_text() for path in originals} == originals
+    # intentd's own commands run under Landlock, which refuses a link across folders
+    answer = unasked_command(connect, workspace, "ln docs/guide.md src/g && echo linked")
+    assert "Invalid cross-device link" in answer["result"]["output"]
+    assert not (workspace / "src" / "g").exists()
 
 
 def test_an_ignore_rule_file_a_command_wrote_is_set_aside_and_what_it_hid_is_checked(

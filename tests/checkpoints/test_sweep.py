@@ -1,0 +1,70 @@
+"""A write through a hard link is seen: no watcher reports it in the folder of the other name,
+but the inode's change time gives it away, and a store's sweep makes the next look read it."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from intentd.daemon.checkpoints import listing, sweep
+from intentd.daemon.checkpoints.ignore import CheckpointIgnore
+from intentd.daemon.checkpoints.sweep import changed_since
+from tests.checkpoints.conftest import StoreFactory, write
+
+
+def write_through_a_link(target: Path, outside: Path, text: str) -> None:
+    """What an agent's command can do unseen: link the file from outside the watched tree,
+    write it there, set its mtime back and remove the link. The workspace hears nothing."""
+    before = os.stat(target)
+    link = outside / "link"
+    os.link(target, link)
+    link.write_text(text)
+    os.utime(link, ns=(before.st_atime_ns, before.st_mtime_ns))
+    link.unlink()
+
+
+@pytest.fixture(params=["native", "find", "python"])
+def lister(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Each sweep runs with the native lister, with GNU find, and with neither (Python's walk)."""
+    if request.param != "native":
+        monkeypatch.setattr(listing, "native", None)
+    if request.param == "python":
+        monkeypatch.setattr(sweep, "list_records", lambda *args: None)
+    elif request.param == "find" and listing.gnu_find() is None:
+        pytest.skip("needs GNU find")
+    return str(request.param)
+
+
+def test_the_files_changed_since_are_listed_whatever_their_mtime_says(
+        ws: Path, tmp_path: Path, lister: str) -> None:
+    write(ws, ".git/config", "[core]\n")
+    write(ws, "vendor/.git/HEAD", "ref: refs/heads/main\n")
+    since = time.time_ns() - 1  # the coarse clock file times come from lags a little
+    time.sleep(0.02)
+    write_through_a_link(ws / "src" / "util.py", tmp_path, "def f():\n    return 2\n")
+    write(ws, "debug.log", "ignored: a checkpoint never sees it\n")
+    write(ws, ".git/config", "[core]\n\tfsmonitor = evil\n")  # git's own: git_control's job
+    write(ws, "vendor/.git/HEAD", "nested git folders are left out too\n")
+    rules = CheckpointIgnore(str(ws))
+    assert changed_since(str(ws), rules, since) == ["src/util.py"]
+    assert changed_since(str(ws), rules, time.time_ns() + 10**9) == []
+
+
+@pytest.mark.parametrize("watch", [True, False])
+def test_after_a_sweep_the_store_sees_a_write_through_a_link(
+        ws: Path, tmp_path: Path, make_store: StoreFactory, watch: bool) -> None:
+    hour_ago = time.time_ns() - 3600 * 10**9
+    os.utime(ws / "README.md", ns=(hour_ago, hour_ago))  # old enough for its stat to vouch
+    store = make_store(ws, watch=watch)
+    checkpoint = store.create(None, label="before the command")
+    time.sleep(0.02)
+    write_through_a_link(ws / "README.md", tmp_path, "# DEMO\n")  # same size, same mtime
+    assert [d.path for d in store.diff(checkpoint.id)] == [], "no event, no stat cache miss"
+    assert store.sweep(checkpoint.id) == ("README.md",)
+    diffs = store.diff(checkpoint.id)
+    assert [(d.path, d.status) for d in diffs] == [("README.md", "modified")]
+    store.restore(checkpoint.id, path="README.md")
+    assert (ws / "README.md").read_text() == "# demo\n"
