@@ -188,6 +188,12 @@ class DirtyTracker:
         with self._cond:
             self._files.update(paths)
 
+    drains = 0
+
+    def git_seen(self, after: int) -> tuple[set[str], set[str], bool, tuple[str, ...]]:
+        """This watcher keeps no `.git` entries: as if it watched nothing."""
+        return set(), set(), True, ("",)
+
     def collect(self, *, drain: bool) -> DirtySnapshot | None:
         """Paths changed since the last drain, once every event up to now has arrived.
         None when events may be missing: the caller then scans the workspace."""

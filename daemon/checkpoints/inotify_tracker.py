@@ -35,6 +35,8 @@ RETRY_SECONDS = 5.0
 # one read for a burst, not a wake per write taking the GIL from the calls. A checkpoint never
 # waits for it (collect() reads the queue itself), and a queue that overflows meanwhile is known.
 IDLE_LINGER_MS = 20
+# `.git` entries under the workspace that are remembered; past this the caller walks
+MAX_GIT_SEEN = 100_000
 # The limit in force for this user namespace (the same as fs.inotify.max_user_watches outside one).
 LIMIT_FILES = ("/proc/sys/user/max_inotify_watches", "/proc/sys/fs/inotify/max_user_watches")
 
@@ -73,6 +75,12 @@ class InotifyTracker:
         self._unwatched: dict[str, str] = {}  # folder -> why it is not watched
         self._files: set[str] = set()
         self._dirs: set[str] = set()
+        # `.git` entries seen (never watched inside, so never in _files), each with the drain it
+        # came after (0: there when watching began): each makes its folder a repository git
+        # reads config and hooks from
+        self._git_seen: dict[str, int] = {}
+        self._git_lost_at = -1  # the last drain after which some may be missing (-1: none)
+        self.drains = 0  # collect(drain=True) calls so far
         self._lost = ""  # why events may be missing since the last drain ("" when none are)
         self._since_ns = 0
         self._overflows = 0
@@ -135,6 +143,20 @@ class InotifyTracker:
         with self._lock:
             self._files.update(paths)
 
+    def git_seen(self, after: int) -> tuple[set[str], set[str], bool, tuple[str, ...]]:
+        """The `.git` entries (folders, files, links) still there: those made or moved in
+        since the drain numbered `after` (self.drains just after it), those seen before it;
+        whether events were lost since (some made may be missing anywhere), and the folders
+        not watched (where none is ever seen)."""
+        with self._lock:
+            if self.running:
+                self._pump()
+            self._git_seen = {rel: drain for rel, drain in self._git_seen.items()
+                              if os.path.lexists(os.path.join(self._root, rel))}
+            made = {rel for rel, drain in self._git_seen.items() if drain >= after}
+            lost = self._git_lost_at >= after or bool(self._lost) or not self.running
+            return made, set(self._git_seen) - made, lost, tuple(sorted(self._unwatched))
+
     def coverage(self) -> Coverage:
         with self._lock:
             unwatched = tuple(sorted(self._unwatched))
@@ -160,6 +182,7 @@ class InotifyTracker:
             if drain:
                 self._files, self._dirs, self._lost = set(), set(), ""
                 self._since_ns = started
+                self.drains += 1
         return None if lost else snapshot
 
     # -- the reading thread ----------------------------------------------------------------
@@ -208,6 +231,7 @@ class InotifyTracker:
         if event.mask & inotify.IN_Q_OVERFLOW:
             self._overflows += 1
             self._lost = "the inotify event queue overflowed"
+            self._git_lost_at = self.drains
             return
         base = self._paths.get(event.wd)
         if base is None:
@@ -224,6 +248,8 @@ class InotifyTracker:
         name = os.fsdecode(event.name)
         rel = f"{base}/{name}" if base else name
         if self._skipped_dir(rel):
+            if name == ".git" and event.mask & (inotify.IN_CREATE | inotify.IN_MOVED_TO):
+                self._note_git(rel)
             return
         if not event.mask & inotify.IN_ISDIR:
             self._files.add(rel)
@@ -247,6 +273,8 @@ class InotifyTracker:
         while stack:
             rel = stack.pop()
             if rel and self._skipped_dir(rel):
+                if rel.rpartition("/")[2] == ".git":
+                    self._note_git(rel)  # there at the start, or in a folder made since
                 continue
             path = os.path.join(self._root, rel) if rel else self._root
             try:
@@ -260,6 +288,13 @@ class InotifyTracker:
             self._paths[wd] = rel  # a folder watched already under another name: renamed
             self._unwatched.pop(rel, None)
             stack.extend(_subfolders(path, rel))
+
+    def _note_git(self, rel: str) -> None:
+        """A `.git` entry made now (or, before the first drain, found there)."""
+        if rel not in self._git_seen and len(self._git_seen) >= MAX_GIT_SEEN:
+            self._git_lost_at = self.drains
+        else:
+            self._git_seen[rel] = self.drains
 
     def _drop_tree(self, top: str) -> None:
         """A folder moved away: its watches now follow it; drop them (a move back re-adds them)."""
@@ -288,9 +323,10 @@ class InotifyTracker:
 
 
 def _subfolders(path: str, rel: str) -> list[str]:
+    """The folders in path, and a `.git` entry of any kind (a worktree's is a file)."""
     try:
         with os.scandir(path) as entries:
             return [f"{rel}/{e.name}" if rel else e.name for e in entries
-                    if e.is_dir(follow_symlinks=False)]
+                    if e.is_dir(follow_symlinks=False) or e.name == ".git"]
     except OSError:  # gone or unreadable: its parent's events still show it going
         return []

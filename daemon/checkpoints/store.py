@@ -37,13 +37,14 @@ from .paths import normalize, under
 from .recorder import Changes, Recorder
 from .restore import Restorer, plan
 from .state import ABSENT, Entry
-from .sweep import changed_since
+from .sweep import changed_since, git_entries
 from .upkeep import Upkeep
 from .warmup import Progress, prehash
 
 # Aliases because the method `list` shadows the builtin inside the class body.
 Checkpoints = list[Checkpoint]
 Tracker = InotifyTracker | DirtyTracker
+MAX_DRAINS_KEPT = 256  # checkpoints whose drain is remembered, for the `.git` entries made since
 FileDiffs = list[FileDiff]
 _ID = re.compile(r"(?:cp-)?0*(\d{1,18})")
 NO_STATE = "no state at this checkpoint; left in place"
@@ -112,6 +113,7 @@ class CheckpointStore:
         self._known = Known()  # every path's latest entry, packed (see known.py)
         self._generation = -1
         self._drained_seq = -1
+        self._git_drains: dict[int, int] = {}  # checkpoint seq -> the watcher's drains then
         self._upkeep = Upkeep(self._manifest, self._blobs, max_store_bytes)
         self._upkeep_thread: threading.Thread | None = None
         self._stop = threading.Event()
@@ -143,6 +145,11 @@ class CheckpointStore:
         with self._lock.hold(exclusive=False):
             self._manifest.flush()
             return self._upkeep.measure()
+
+    @property
+    def root(self) -> str:
+        """The workspace's folder."""
+        return self._root
 
     @property
     def watching(self) -> bool:
@@ -295,6 +302,37 @@ class CheckpointStore:
                 self._tracker.add(found)
             return tuple(found)
 
+    def git_made(self, checkpoint_id: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """The `.git` entries (folders, files or links) made or moved into the workspace since
+        the checkpoint was taken. Checkpoints never look inside one, yet each makes its folder
+        a repository whose config and hooks git runs there. Returns (made, unsure). Where the
+        watcher missed events, a walk of what it missed finds each whose inode changed since:
+        made, unless the watcher saw it before; unsure where it never could (folders it does
+        not watch, or no watcher), since git writing in an older one moves its ctime too."""
+        with self._lock.hold(exclusive=False):
+            row = self._row(checkpoint_id, brief=True)
+        drain = self._git_drains.get(row.seq)
+        made: set[str] = set()
+        old: set[str] = set()
+        lost = True  # without a watcher's word, nothing was seen
+        unwatched: tuple[str, ...] = ("",)
+        if self._tracker is not None and drain is not None:
+            made, old, lost, unwatched = self._tracker.git_seen(drain)
+        unsure = []
+        look = ("",) if lost else unwatched
+        for rel in sorted(git_entries(self._root, look, self._rules.skipped_folders) - made - old):
+            try:
+                changed = os.lstat(os.path.join(self._root, rel)).st_ctime_ns
+            except (FileNotFoundError, NotADirectoryError):
+                continue
+            if changed < row.clock_ns:
+                continue
+            if any(under(rel, folder) or not folder for folder in unwatched):
+                unsure.append(rel)  # never seen: it may be older
+            else:
+                made.add(rel)  # watched: every older one there was seen before
+        return tuple(sorted(made)), tuple(unsure)
+
     def _against_now(self, row: Row) -> tuple[dict[str, Entry], dict[str, Entry], dict[str, bytes]]:
         """The checkpoint's states and the workspace's, for every path that may differ."""
         self._check_workspace()
@@ -362,6 +400,7 @@ class CheckpointStore:
                 # the watcher was drained here, at the latest checkpoint's state: it covers since
                 if self._tracker is not None:
                     self._drained_seq = latest.seq
+                    self._note_drain(latest.seq)
                 return self._checkpoint(latest), False
             kind = kind or ("files" if paths is not None else "command")
             draft = Draft(label, kind, capture.complete,
@@ -379,6 +418,7 @@ class CheckpointStore:
             raise
         if self._tracker is not None:
             self._drained_seq = seq
+            self._note_drain(seq)
         self._remember(seq, changes)
         if upkeep:
             self._start_upkeep()
@@ -523,6 +563,13 @@ class CheckpointStore:
         pass for older; no tool runs before the checkpoint is done."""
         st = self._recorder.stat(path)
         return st is None or st.ctime_ns >= row.clock_ns
+
+    def _note_drain(self, seq: int) -> None:
+        """The watcher was drained for checkpoint seq: what it notes from now on came after."""
+        assert self._tracker is not None
+        self._git_drains[seq] = self._tracker.drains
+        while len(self._git_drains) > MAX_DRAINS_KEPT:
+            del self._git_drains[next(iter(self._git_drains))]
 
     def _sync_known(self, generation: int) -> None:
         """Reload the known state when another process (or a prune) changed the manifest

@@ -1,4 +1,5 @@
-"""Files whose inode changed since a moment, whatever a watcher saw: writes through hard links.
+"""What changed since a moment that no watcher reports: writes through hard links, and the
+`.git` entries of repositories made inside the workspace.
 
 A file with two names is written under both at once, but inotify reports the write only in the
 folder of the name written. `ln docs/guide.md ~/g; echo x > ~/g; rm ~/g` changes docs/guide.md
@@ -37,3 +38,19 @@ def changed_since(root: str, rules: CheckpointIgnore, since_ns: int) -> list[str
     # "TYPE SIZE MODE MTIME ./PATH"; sockets, pipes and devices are not files checkpoints keep
     paths = [record.partition(" ./")[2] for record in records if record[:1] in ("f", "l")]
     return sorted(rules.kept(paths))
+
+
+def git_entries(root: str, folders: tuple[str, ...], skipped: tuple[str, ...]) -> set[str]:
+    """Every `.git` entry (folder, file or link) in these folders of root ("": all of it) and
+    beneath them, not looked into, for where no watcher kept the ones made: each makes its
+    folder a repository, whose config and hooks git runs there. The folders in `skipped` (the
+    store, when inside) are left out."""
+    found: set[str] = set()
+    for start in folders:
+        for folder, dirs, files in os.walk(os.path.join(root, start) if start else root):
+            rel = os.path.relpath(folder, root)
+            prefix = "" if rel == "." else rel + "/"
+            if ".git" in dirs or ".git" in files:
+                found.add(prefix + ".git")
+            dirs[:] = [d for d in dirs if d != ".git" and prefix + d not in skipped]
+    return found

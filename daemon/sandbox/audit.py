@@ -23,11 +23,13 @@ from intentd.daemon.checkpoints.ignore import is_gitignore
 from intentd.daemon.engine.intents import Intent
 from intentd.daemon.policy.globs import fold
 from intentd.daemon.policy.persons import persons_path
-from intentd.daemon.sandbox import git_control
+from intentd.daemon.sandbox import git_control, nested_git
 
 log = logging.getLogger(__name__)
 # what these (and any .gitignore) hide, checkpoints do not see
 RULE_FILES = (".orchestration/ignore", ".clineignore", ".rooignore", ".git/info/exclude")
+UNSURE_REPO = ("made, or written in, while the watcher did not see every change, so it may be "
+               "older: not moved; review its config and hooks")
 OVERLAP_NOTE = ("other calls changed this workspace while it ran, so the change may be theirs: "
                 "not undone; review it")
 
@@ -35,9 +37,13 @@ OVERLAP_NOTE = ("other calls changed this workspace while it ran, so the change 
 class Store(Protocol):
     state_dir: Path
 
+    @property
+    def root(self) -> str: ...
+
     def create(self, paths: None, *, label: str) -> Any: ...
     def diff(self, checkpoint_id: str) -> list[Any]: ...
     def sweep(self, checkpoint_id: str) -> tuple[str, ...]: ...
+    def git_made(self, checkpoint_id: str) -> tuple[tuple[str, ...], tuple[str, ...]]: ...
     def restore(self, checkpoint_id: str, *, path: str | None = None) -> Any: ...
     def set_aside(self, paths: list[str], *, label: str) -> Any: ...
 
@@ -66,6 +72,7 @@ class ScopeAudit:
     set_aside_checkpoint: str | None = None
     git_kept: str | None = None  # where the command's versions of git's files put back are kept
     looked_behind: tuple[str, ...] = ()  # rule files it changed in its scope, looked behind
+    moved_out: tuple[str, ...] = ()  # repositories (`.git` entries) it made, moved to git_kept
 
     def to_json(self) -> dict[str, Any]:
         return {"mode": self.mode, "checkpoint_id": self.checkpoint_id, "intent_id": self.intent_id,
@@ -76,6 +83,7 @@ class ScopeAudit:
                 "recheck_undo_checkpoint": self.recheck_undo_checkpoint,
                 "set_aside": list(self.set_aside), "set_aside_checkpoint": self.set_aside_checkpoint,
                 "git_kept": self.git_kept, "looked_behind": list(self.looked_behind),
+                "moved_out": list(self.moved_out),
                 "message": self.message()}
 
     def message(self) -> str:
@@ -85,7 +93,11 @@ class ScopeAudit:
         undone, left = set(self.undone), dict(self.left)
         for path, status in self.found:
             shown = _shown(path)
-            if path in self.set_aside:
+            if path in self.moved_out:
+                lines.append(f"  undone: {shown} (a repository the command made: git run there "
+                             f"would run its config and hooks; moved out of the workspace, "
+                             f"kept in {self.git_kept})")
+            elif path in self.set_aside:
                 lines.append(f"  undone: {shown} (an ignore rule file with no earlier state; "
                              f"removed; saved in checkpoint {self.set_aside_checkpoint})")
             elif path in undone and (path == ".git" or path.startswith(".git/")):
@@ -150,7 +162,9 @@ def audit(store: Store, checkpoint_id: str, intent: Intent | None, mode: str,
     if writable is None:  # unconfined, it could write through a link no watcher sees
         store.sweep(checkpoint_id)
     changed, found = _outside(store, checkpoint_id, intent, writable, fold_case)
-    git_found = _git_changes(git_before, writable)
+    made, unsure = _repos_made(store, checkpoint_id, git_before, writable)
+    git_found = (_git_changes(git_before, writable) + tuple((p, "added") for p in made)
+                 + tuple((p, "modified") for p in unsure))
     seen = {p for p, _ in found}
     behind = tuple(p for p, _ in changed if is_rule_file(p) and p not in seen)
     if not found and not git_found and not (behind and mode == "restore" and not overlapped):
@@ -160,11 +174,16 @@ def audit(store: Store, checkpoint_id: str, intent: Intent | None, mode: str,
         return ScopeAudit(mode, checkpoint_id, intent_id, found + git_found)
     # No agent's scope reaches git's own files: what changed there is put back even beside other
     # calls (an agent could otherwise start a second call to make its audit only report).
-    git_undone, git_left, git_kept = _put_back_git(store, checkpoint_id, git_before, git_found)
+    controls = tuple(item for item in git_found if item[0] not in made and item[0] not in unsure)
+    git_undone, git_left, git_kept = _put_back_git(store, checkpoint_id, git_before, controls)
+    moved, not_moved, keep = _move_out(store, checkpoint_id, made)
+    git_undone += moved
+    git_left += not_moved + [(p, UNSURE_REPO) for p in unsure]
+    git_kept = git_kept or keep
     if overlapped:
         return ScopeAudit("report", checkpoint_id, intent_id, found + git_found,
                           tuple(git_undone), tuple(git_left), note=OVERLAP_NOTE,
-                          git_kept=git_kept)
+                          git_kept=git_kept, moved_out=tuple(moved))
     undone, left, undo = _restore(store, checkpoint_id, found, changed) if found else ([], [], None)
     undone, left = undone + git_undone, left + git_left
     found = found + git_found
@@ -175,7 +194,7 @@ def audit(store: Store, checkpoint_id: str, intent: Intent | None, mode: str,
     result = ScopeAudit(mode, checkpoint_id, intent_id, found, tuple(undone), tuple(left), undo,
                         set_aside=set_aside,
                         set_aside_checkpoint=aside.safety_checkpoint_id if aside else None,
-                        git_kept=git_kept)
+                        git_kept=git_kept, moved_out=tuple(moved))
     if not behind and not any(is_rule_file(p) for p in undone):
         return result
     # A rule brought back shows again what it hid (a command may hide docs/, then change it), and
@@ -235,6 +254,34 @@ def _put_back_git(store: Store, checkpoint_id: str, before: git_control.Snapshot
     keep = Path(store.state_dir).parent / "audit" / checkpoint_id
     undone, left = git_control.put_back(before, [p for p, _ in found], keep)
     return undone, left, str(keep)
+
+
+def _repos_made(store: Store, checkpoint_id: str, before: git_control.Snapshot | None,
+                writable: tuple[str, ...] | None) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The `.git` entries the command made (and, where the watcher did not see all, those whose
+    inode changed since: made or written in), where it could write. The workspace's own `.git`
+    is git_control's, when there was one before the command."""
+    def kept(paths: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(p for p in paths if not (p == ".git" and before is not None)
+                     and (writable is None or _under(p.rpartition("/")[0], writable)))
+    made, unsure = store.git_made(checkpoint_id)
+    return kept(made), kept(unsure)
+
+
+def _move_out(store: Store, checkpoint_id: str, made: tuple[str, ...]
+              ) -> tuple[list[str], list[tuple[str, str]], str | None]:
+    """The repositories made, moved out of the workspace: (moved, left with why, where)."""
+    if not made:
+        return [], [], None
+    keep = Path(store.state_dir).parent / "audit" / checkpoint_id
+    moved, left = [], []
+    for path in made:
+        try:
+            nested_git.move_out(store.root, path, keep)
+            moved.append(path)
+        except OSError as exc:
+            left.append((path, f"could not be moved out: {exc.strerror or exc}"))
+    return moved, left, str(keep)
 
 
 def _git_changes(before: git_control.Snapshot | None,

@@ -68,3 +68,43 @@ def test_after_a_sweep_the_store_sees_a_write_through_a_link(
     assert [(d.path, d.status) for d in diffs] == [("README.md", "modified")]
     store.restore(checkpoint.id, path="README.md")
     assert (ws / "README.md").read_text() == "# demo\n"
+
+
+@pytest.mark.parametrize("watch", [True, False])
+def test_the_repositories_made_since_a_checkpoint_are_named(
+        ws: Path, make_store: StoreFactory, watch: bool) -> None:
+    """With the watcher, exactly those made; without one, a walk cannot tell a repository made
+    from one git wrote in, so both are named as unsure."""
+    write(ws, "vendor/lib/.git/config", "[core]\n")
+    store = make_store(ws, watch=watch)
+    checkpoint = store.create(None, label="before the command")
+    time.sleep(0.02)
+    write(ws, "docs/.git/config", "[core]\n\tfsmonitor = evil\n")
+    write(ws, "src/new/.git", "gitdir: /elsewhere\n")
+    os.rename(ws / "vendor/lib/.git/config", ws / "vendor/lib/.git/config.old")  # git writes in
+    if watch:
+        assert store.git_made(checkpoint.id) == (("docs/.git", "src/new/.git"), ())
+    else:
+        assert store.git_made(checkpoint.id) == ((), ("docs/.git", "src/new/.git", "vendor/lib/.git"))
+
+
+def test_a_flood_of_events_hides_no_repository_made(ws: Path, make_store: StoreFactory) -> None:
+    """An agent can overflow the watcher's queue to lose the event of the `.git` it makes.
+    The walk then finds it, and tells it from an older one the watcher saw before."""
+    queued = int(Path("/proc/sys/fs/inotify/max_queued_events").read_text())
+    if queued > 200_000:
+        pytest.skip("the inotify queue is too long to overflow in a test")
+    write(ws, "vendor/lib/.git/config", "[core]\n")
+    store = make_store(ws)
+    checkpoint = store.create(None, label="before the command")
+    time.sleep(0.02)
+    tracker = store._tracker
+    assert tracker is not None
+    with tracker._lock:  # type: ignore[union-attr]  # the reading thread waits; the queue fills
+        for _ in range(queued // 2 + 10):  # two files in turn, so no two events coalesce
+            os.utime(ws / "README.md")
+            os.utime(ws / "src/util.py")
+        write(ws, "docs/.git/config", "[core]\n\tfsmonitor = evil\n")  # its events are lost
+        os.rename(ws / "vendor/lib/.git/config", ws / "vendor/lib/.git/config.old")
+    assert store.git_made(checkpoint.id) == (("docs/.git",), ())
+    assert store.coverage().overflows == 1

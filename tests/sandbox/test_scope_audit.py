@@ -125,6 +125,41 @@ def test_a_write_through_a_hard_link_is_found_and_undone(connect: Connect, tmp_p
     assert not (workspace / "src" / "g").exists()
 
 
+def test_a_repository_a_command_makes_is_moved_out_and_kept(connect: Connect,
+                                                            tmp_path: Path) -> None:
+    """A `.git` anywhere makes its folder a repository: git run there (by the person, or an
+    editor that opens every repository it finds) runs its config's fsmonitor. Each one a
+    command made is moved out, kept for the person; a repository that was there is left."""
+    workspace = git_workspace(tmp_path / "ws", ["src/**"], {"auto_approve": {"all_commands": True}})
+    subprocess.run(["git", "init", "-q", str(workspace / "vendor" / "lib")], check=True)
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", *args], cwd=workspace, check=True, capture_output=True)
+
+    def make() -> None:
+        git("init", "-q", "docs")
+        git("-C", "docs", "config", "core.fsmonitor", "touch pwned")
+        git("init", "-q", "src/inner")  # in the scope's folder: no scope reaches a .git
+        (workspace / "lib" / "x").mkdir(parents=True)  # a worktree's link, in a new folder
+        (workspace / "lib" / "x" / ".git").write_text("gitdir: /elsewhere\n")
+        git("-C", "vendor/lib", "config", "user.name", "agent")  # one that was there
+
+    audit = reported_make(connect, workspace, make)
+    made = ["docs/.git", "lib/x/.git", "src/inner/.git"]
+    assert audit["moved_out"] == made and set(made) <= set(audit["undone"])
+    assert not any((workspace / path).exists() for path in made)
+    assert (workspace / "vendor" / "lib" / ".git" / "config").exists()
+    assert "undone: docs/.git (a repository the command made" in audit["message"]
+    kept = sorted((Path(audit["git_kept"]) / "repositories").iterdir())
+    assert len(kept) == 3
+    docs = next(path for path in kept if path.name.startswith("docs."))
+    assert "fsmonitor = touch pwned" in (docs / "config").read_text()  # nothing lost
+    # A command intentd confines may write src/, and so make a repository there: moved too.
+    answer = unasked_command(connect, workspace, "git init -q src/again && echo made")
+    assert "undone: src/again/.git (a repository the command made" in answer["result"]["output"]
+    assert not (workspace / "src" / "again" / ".git").exists()
+
+
 def test_an_ignore_rule_file_a_command_wrote_is_set_aside_and_what_it_hid_is_checked(
         connect: Connect, tmp_path: Path) -> None:
     """A hook-based agent writes a new .gitignore that hides docs/, then changes docs/ under
