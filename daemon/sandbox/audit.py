@@ -329,9 +329,13 @@ def _restore(store: Store, checkpoint_id: str, found: tuple[tuple[str, str], ...
                 continue
             left.append((str(target), "the checkpoint holds no state for it"))
             continue
-        except Exception as exc:  # one path that cannot be restored must not hide the others
+        except Exception as exc:
             log.warning("scope audit: restoring %s from %s failed: %s", target, checkpoint_id, exc)
-            left.append((str(target or "the workspace"), f"restore failed: {exc}"))
+            if grouped:  # a restore is all or nothing: one path it cannot bring back must not
+                # keep the others (a command could plant one to keep every change): one by one
+                queue.extend(_one_by_one(store, checkpoint_id, paths, target))
+                continue
+            left.append((str(target), f"restore failed: {exc}"))
             continue
         safety = safety or result.safety_checkpoint_id
         done.update(result.restored)
@@ -341,11 +345,13 @@ def _restore(store: Store, checkpoint_id: str, found: tuple[tuple[str, str], ...
 
 
 def _one_by_one(store: Store, checkpoint_id: str, paths: list[str],
-                target: str) -> list[tuple[str | None, bool]]:
-    """A file or folder the command created, that no checkpoint knew: a checkpoint now records
-    its files as absent before the command (and saves them); then each can be restored."""
+                target: str | None) -> list[tuple[str | None, bool]]:
+    """The paths found under target (None: all of them), each to be restored on its own. A
+    checkpoint first records the files the command created, that no checkpoint knew, as absent
+    before it (and saves them), so that each of those can be restored too."""
     store.create(None, label=f"scope audit: new files since {checkpoint_id}")
-    return [(p, False) for p in paths if p == target or p.startswith(target + "/")]
+    return [(p, False) for p in paths
+            if target is None or p == target or p.startswith(target + "/")]
 
 
 def restore_groups(paths: list[str], kept: list[str]) -> list[str]:

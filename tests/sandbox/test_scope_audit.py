@@ -160,6 +160,27 @@ def test_a_repository_a_command_makes_is_moved_out_and_kept(connect: Connect,
     assert not (workspace / "src" / "again" / ".git").exists()
 
 
+def test_one_path_no_restore_can_bring_back_keeps_no_other_change(connect: Connect,
+                                                                  tmp_path: Path) -> None:
+    """A restore is all or nothing. A command that leaves one path no restore can bring back
+    (a folder where a file was, holding a file too big to save) must not keep every other
+    change with it: the audit then restores path by path, and names the one it could not."""
+    workspace = git_workspace(tmp_path / "ws", ["src/**"], {"auto_approve": {"all_commands": True}})
+
+    def make() -> None:
+        (workspace / "README.md").write_text("# overwritten\n")
+        (workspace / "docs" / "guide.md").unlink()
+        (workspace / "docs" / "guide.md").mkdir()
+        (workspace / "docs" / "guide.md" / "big.bin").write_bytes(b"x" * (6 << 20))
+
+    audit = reported_make(connect, workspace, make)
+    assert audit["undone"] == ["README.md"]
+    assert (workspace / "README.md").read_text() == "# demo\n"
+    assert sorted(path for path, _why in audit["left"]) == ["docs/guide.md", "docs/guide.md/big.bin"]
+    assert ("NOT undone: docs/guide.md (deleted; restore failed: cannot restore docs/guide.md: "
+            "the folder there holds docs/guide.md/big.bin") in audit["message"]
+
+
 def test_an_ignore_rule_file_a_command_wrote_is_set_aside_and_what_it_hid_is_checked(
         connect: Connect, tmp_path: Path) -> None:
     """A hook-based agent writes a new .gitignore that hides docs/, then changes docs/ under
