@@ -190,9 +190,9 @@ class DirtyTracker:
 
     drains = 0
 
-    def git_seen(self, after: int) -> tuple[set[str], set[str], bool, tuple[str, ...]]:
+    def git_seen(self, after: int) -> tuple[set[str], set[str], bool, dict[str, bool]]:
         """This watcher keeps no `.git` entries: as if it watched nothing."""
-        return set(), set(), True, ("",)
+        return set(), set(), True, {"": False}
 
     def collect(self, *, drain: bool) -> DirtySnapshot | None:
         """Paths changed since the last drain, once every event up to now has arrived.

@@ -73,6 +73,7 @@ class InotifyTracker:
         # one cost 50 bytes a folder, 2.5 MB at 50k folders, for the rare moved-away folder)
         self._paths: dict[int, str] = {}
         self._unwatched: dict[str, str] = {}  # folder -> why it is not watched
+        self._unwatched_from: dict[str, int] = {}  # folder -> the drains when its watch failed
         self._files: set[str] = set()
         self._dirs: set[str] = set()
         # `.git` entries seen (never watched inside, so never in _files), each with the drain it
@@ -143,19 +144,20 @@ class InotifyTracker:
         with self._lock:
             self._files.update(paths)
 
-    def git_seen(self, after: int) -> tuple[set[str], set[str], bool, tuple[str, ...]]:
+    def git_seen(self, after: int) -> tuple[set[str], set[str], bool, dict[str, bool]]:
         """The `.git` entries (folders, files, links) still there: those made or moved in
         since the drain numbered `after` (self.drains just after it), those seen before it;
         whether events were lost since (some made may be missing anywhere), and the folders
-        not watched (where none is ever seen)."""
+        not watched (where none is ever seen), each with whether it was made since."""
         with self._lock:
             if self.running:
                 self._pump()
             self._git_seen = {rel: drain for rel, drain in self._git_seen.items()
-                              if os.path.lexists(os.path.join(self._root, rel))}
+                              if _present(os.path.join(self._root, rel))}
             made = {rel for rel, drain in self._git_seen.items() if drain >= after}
             lost = self._git_lost_at >= after or bool(self._lost) or not self.running
-            return made, set(self._git_seen) - made, lost, tuple(sorted(self._unwatched))
+            unwatched = {rel: self._unwatched_from.get(rel, -1) >= after for rel in self._unwatched}
+            return made, set(self._git_seen) - made, lost, unwatched
 
     def coverage(self) -> Coverage:
         with self._lock:
@@ -282,11 +284,14 @@ class InotifyTracker:
             except WatchFailed as exc:
                 if exc.errno in (errno.ENOENT, errno.ENOTDIR):  # gone already
                     self._unwatched.pop(rel, None)
+                    self._unwatched_from.pop(rel, None)
                 else:
                     self._unwatched[rel] = _why(exc)
+                    self._unwatched_from.setdefault(rel, self.drains)
                 continue
             self._paths[wd] = rel  # a folder watched already under another name: renamed
             self._unwatched.pop(rel, None)
+            self._unwatched_from.pop(rel, None)
             stack.extend(_subfolders(path, rel))
 
     def _note_git(self, rel: str) -> None:
@@ -304,6 +309,7 @@ class InotifyTracker:
             self._ino.rm_watch(wd)
         for rel in [r for r in self._unwatched if under(r, top)]:
             del self._unwatched[rel]
+            self._unwatched_from.pop(rel, None)
 
     def _forget(self, wd: int) -> None:
         self._paths.pop(wd, None)
@@ -320,6 +326,17 @@ class InotifyTracker:
                 self._watch_tree(rel)
                 if rel not in self._unwatched:
                     self._dirs.add(rel)
+
+
+def _present(path: str) -> bool:
+    """False only when nothing is there: a folder above that cannot be searched hides nothing."""
+    try:
+        os.lstat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    except OSError:
+        pass
+    return True
 
 
 def _subfolders(path: str, rel: str) -> list[str]:

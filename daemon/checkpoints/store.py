@@ -44,7 +44,9 @@ from .warmup import Progress, prehash
 # Aliases because the method `list` shadows the builtin inside the class body.
 Checkpoints = list[Checkpoint]
 Tracker = InotifyTracker | DirtyTracker
-MAX_DRAINS_KEPT = 256  # checkpoints whose drain is remembered, for the `.git` entries made since
+# ctime is compared with a checkpoint's clock this much earlier: a file system may keep whole
+# seconds (ext4 with small inodes), and a second too early costs only a second look
+TIMESTAMP_STEP_NS = 1_000_000_000
 FileDiffs = list[FileDiff]
 _ID = re.compile(r"(?:cp-)?0*(\d{1,18})")
 NO_STATE = "no state at this checkpoint; left in place"
@@ -113,7 +115,6 @@ class CheckpointStore:
         self._known = Known()  # every path's latest entry, packed (see known.py)
         self._generation = -1
         self._drained_seq = -1
-        self._git_drains: dict[int, int] = {}  # checkpoint seq -> the watcher's drains then
         self._upkeep = Upkeep(self._manifest, self._blobs, max_store_bytes)
         self._upkeep_thread: threading.Thread | None = None
         self._stop = threading.Event()
@@ -292,7 +293,7 @@ class CheckpointStore:
             row = self._row(checkpoint_id, brief=True)
             self._check_workspace()
             self._sync_known(int(self._manifest.meta().get("generation", "0")))
-            found = changed_since(self._root, self._rules, row.clock_ns)
+            found = changed_since(self._root, self._rules, row.clock_ns - TIMESTAMP_STEP_NS)
             for path in found:
                 seen = self._known.get(path)
                 if seen is not None and seen[1].mtime_ns >= 0:
@@ -302,35 +303,42 @@ class CheckpointStore:
                 self._tracker.add(found)
             return tuple(found)
 
-    def git_made(self, checkpoint_id: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    def git_mark(self) -> int | None:
+        """Where the watcher is now: taken right after a command's checkpoint, git_made() then
+        names the `.git` entries made since. None without a watcher."""
+        return self._tracker.drains if self._tracker is not None else None
+
+    def git_made(self, checkpoint_id: str,
+                 mark: int | None) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """The `.git` entries (folders, files or links) made or moved into the workspace since
-        the checkpoint was taken. Checkpoints never look inside one, yet each makes its folder
-        a repository whose config and hooks git runs there. Returns (made, unsure). Where the
-        watcher missed events, a walk of what it missed finds each whose inode changed since:
-        made, unless the watcher saw it before; unsure where it never could (folders it does
-        not watch, or no watcher), since git writing in an older one moves its ctime too."""
+        `mark` (git_mark() just after the checkpoint). Checkpoints never look inside one, yet
+        each makes its folder a repository whose config and hooks git runs there. Returns (made,
+        unsure). Where the watcher missed events, a walk finds each it had not seen before:
+        made, in folders it watches; in those it cannot (or with no watcher), one whose inode
+        changed since the checkpoint is unsure, since git writing in an older one moves that."""
         with self._lock.hold(exclusive=False):
             row = self._row(checkpoint_id, brief=True)
-        drain = self._git_drains.get(row.seq)
         made: set[str] = set()
         old: set[str] = set()
         lost = True  # without a watcher's word, nothing was seen
-        unwatched: tuple[str, ...] = ("",)
-        if self._tracker is not None and drain is not None:
-            made, old, lost, unwatched = self._tracker.git_seen(drain)
+        unwatched = {"": False}  # folders never watched: whether each was made since
+        if self._tracker is not None and mark is not None:
+            made, old, lost, unwatched = self._tracker.git_seen(mark)
         unsure = []
-        look = ("",) if lost else unwatched
+        look = ("",) if lost else tuple(unwatched)
         for rel in sorted(git_entries(self._root, look, self._rules.skipped_folders) - made - old):
+            blind = [new for folder, new in unwatched.items() if not folder or under(rel, folder)]
+            if not blind or any(blind):
+                made.add(rel)  # seen being made, or where every older one was seen before
+                continue
             try:
                 changed = os.lstat(os.path.join(self._root, rel)).st_ctime_ns
             except (FileNotFoundError, NotADirectoryError):
                 continue
-            if changed < row.clock_ns:
-                continue
-            if any(under(rel, folder) or not folder for folder in unwatched):
-                unsure.append(rel)  # never seen: it may be older
-            else:
-                made.add(rel)  # watched: every older one there was seen before
+            except OSError:
+                changed = row.clock_ns  # cannot be told: named
+            if changed >= row.clock_ns - TIMESTAMP_STEP_NS:
+                unsure.append(rel)
         return tuple(sorted(made)), tuple(unsure)
 
     def _against_now(self, row: Row) -> tuple[dict[str, Entry], dict[str, Entry], dict[str, bytes]]:
@@ -400,7 +408,6 @@ class CheckpointStore:
                 # the watcher was drained here, at the latest checkpoint's state: it covers since
                 if self._tracker is not None:
                     self._drained_seq = latest.seq
-                    self._note_drain(latest.seq)
                 return self._checkpoint(latest), False
             kind = kind or ("files" if paths is not None else "command")
             draft = Draft(label, kind, capture.complete,
@@ -418,7 +425,6 @@ class CheckpointStore:
             raise
         if self._tracker is not None:
             self._drained_seq = seq
-            self._note_drain(seq)
         self._remember(seq, changes)
         if upkeep:
             self._start_upkeep()
@@ -563,13 +569,6 @@ class CheckpointStore:
         pass for older; no tool runs before the checkpoint is done."""
         st = self._recorder.stat(path)
         return st is None or st.ctime_ns >= row.clock_ns
-
-    def _note_drain(self, seq: int) -> None:
-        """The watcher was drained for checkpoint seq: what it notes from now on came after."""
-        assert self._tracker is not None
-        self._git_drains[seq] = self._tracker.drains
-        while len(self._git_drains) > MAX_DRAINS_KEPT:
-            del self._git_drains[next(iter(self._git_drains))]
 
     def _sync_known(self, generation: int) -> None:
         """Reload the known state when another process (or a prune) changed the manifest

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 
-from .ignore import CheckpointIgnore
+from .ignore import CheckpointIgnore, Frame
 from .listing import list_records
 from .scan import scan
 
@@ -25,12 +25,18 @@ from .scan import scan
 def changed_since(root: str, rules: CheckpointIgnore, since_ns: int) -> list[str]:
     """The files and symlinks that are not ignored whose inode changed at or after since_ns
     (nanoseconds since 1970, on the clock file times come from)."""
+    frames: dict[str, Frame | None] = {"": rules.root_frame()}
     try:
-        with os.scandir(root) as entries:
-            names = sorted(e.name for e in entries if e.name != ".git")
+        with os.scandir(root) as it:
+            entries = [e for e in it if e.name != ".git"]
     except OSError:
         return []  # the workspace is gone: the audit's own look says so
-    pruned = sorted(rules.skipped_folders)
+    names = sorted(e.name for e in entries)
+    # top-level folders the rules ignore (node_modules/, build/) hold nothing a checkpoint
+    # keeps: they are not listed at all
+    ignored = [e.name for e in entries
+               if e.is_dir(follow_symlinks=False) and rules.frame_in(e.name, frames) is None]
+    pruned = sorted({*rules.skipped_folders, *ignored})
     records = list_records(root, [n for n in names if n not in pruned], pruned, since_ns)
     if records is None:  # nothing lists the tree: walk it in Python
         return sorted(path for path, st in scan(root, rules).files.items()
@@ -44,13 +50,28 @@ def git_entries(root: str, folders: tuple[str, ...], skipped: tuple[str, ...]) -
     """Every `.git` entry (folder, file or link) in these folders of root ("": all of it) and
     beneath them, not looked into, for where no watcher kept the ones made: each makes its
     folder a repository, whose config and hooks git runs there. The folders in `skipped` (the
-    store, when inside) are left out."""
+    store, when inside) are left out. A folder that cannot be listed is still asked for its
+    `.git` by name (searching needs no listing, and git needs no more)."""
     found: set[str] = set()
-    for start in folders:
-        for folder, dirs, files in os.walk(os.path.join(root, start) if start else root):
-            rel = os.path.relpath(folder, root)
-            prefix = "" if rel == "." else rel + "/"
-            if ".git" in dirs or ".git" in files:
+    stack = list(folders)
+    while stack:  # not os.walk: a tree thousands of folders deep must not exhaust the stack
+        rel = stack.pop()
+        path = os.path.join(root, rel) if rel else root
+        prefix = rel + "/" if rel else ""
+        try:
+            with os.scandir(path) as entries:
+                for entry in entries:
+                    if entry.name == ".git":
+                        found.add(prefix + ".git")
+                    elif (entry.is_dir(follow_symlinks=False)
+                          and prefix + entry.name not in skipped):
+                        stack.append(prefix + entry.name)
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        except OSError:
+            try:
+                os.lstat(os.path.join(path, ".git"))
                 found.add(prefix + ".git")
-            dirs[:] = [d for d in dirs if d != ".git" and prefix + d not in skipped]
+            except OSError:
+                pass
     return found

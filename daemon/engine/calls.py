@@ -81,6 +81,7 @@ class Run:
     overlapped: bool = False    # other calls changed the workspace while it ran
     kept_after: bool = False    # the hashes after it were read with the texts kept (trace)
     git_before: Snapshot | None = None  # git's control files before a command, for its audit
+    git_mark: int | None = None  # the checkpoint watcher then: repositories made since are new
 
     @property
     def ctx(self) -> CallContext:

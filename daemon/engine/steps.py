@@ -83,6 +83,8 @@ def checkpoint(engine: Engine, run: Run) -> Decision | None:
             ctx, run.ev.call_id, reuse=unconfined_read)
         if ctx.kind is ToolKind.COMMAND:  # no checkpoint saves .git/: its audit compares these
             run.git_before = git_control.snapshot(ctx.root)
+            if run.outcome.checkpoint_id is not None:  # and names the repositories made since
+                run.git_mark = engine.checkpoint_store(ctx.session.workspace).git_mark()
     except Exception as exc:
         log.exception("checkpoint failed")
         return Decision.deny("checkpoint", f"no checkpoint could be taken ({exc}); refused to be "
@@ -110,7 +112,7 @@ def scope_audit(engine: Engine, run: Run) -> Decision | None:
     if outcome.result is None or ctx.kind is not ToolKind.COMMAND or outcome.checkpoint_id is None:
         return None
     outcome.result = audited(ctx, outcome.result, engine.checkpoint_store(ctx.session.workspace),
-                             outcome.checkpoint_id, run.overlapped, run.git_before)
+                             outcome.checkpoint_id, run.overlapped, run.git_before, run.git_mark)
     return None
 
 

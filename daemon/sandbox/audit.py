@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
@@ -43,7 +44,8 @@ class Store(Protocol):
     def create(self, paths: None, *, label: str) -> Any: ...
     def diff(self, checkpoint_id: str) -> list[Any]: ...
     def sweep(self, checkpoint_id: str) -> tuple[str, ...]: ...
-    def git_made(self, checkpoint_id: str) -> tuple[tuple[str, ...], tuple[str, ...]]: ...
+    def git_made(self, checkpoint_id: str,
+                 mark: int | None) -> tuple[tuple[str, ...], tuple[str, ...]]: ...
     def restore(self, checkpoint_id: str, *, path: str | None = None) -> Any: ...
     def set_aside(self, paths: list[str], *, label: str) -> Any: ...
 
@@ -149,20 +151,22 @@ def in_scope(intent: Intent | None, path: str, fold_case: bool = False) -> bool:
 def audit(store: Store, checkpoint_id: str, intent: Intent | None, mode: str,
           overlapped: bool = False, writable: tuple[str, ...] | None = None,
           fold_case: bool = False,
-          git_before: git_control.Snapshot | None = None) -> ScopeAudit | None:
+          git_before: git_control.Snapshot | None = None,
+          git_mark: int | None = None) -> ScopeAudit | None:
     """Compare what changed since checkpoint_id with the intent's scope; None when all is in it.
     In restore mode each out-of-scope path is brought back to its state at the checkpoint,
     unless other calls changed the workspace meanwhile (overlapped): the changes could be
     theirs, so they are only reported. `writable`: the only folders and files a confined
     command could write; a change elsewhere is someone else's (the person's editor, another
     agent) and is left alone. `git_before`: git's control files as they were before the command
-    (git_control; None: not read)."""
+    (git_control; None: not read). `git_mark`: the store's git_mark() right after the
+    checkpoint (None: unknown), from when repositories in the workspace count as made."""
     if mode == "off":
         return None
     if writable is None:  # unconfined, it could write through a link no watcher sees
         store.sweep(checkpoint_id)
     changed, found = _outside(store, checkpoint_id, intent, writable, fold_case)
-    made, unsure = _repos_made(store, checkpoint_id, git_before, writable)
+    made, unsure = _repos_made(store, checkpoint_id, git_before, git_mark, writable)
     git_found = (_git_changes(git_before, writable) + tuple((p, "added") for p in made)
                  + tuple((p, "modified") for p in unsure))
     seen = {p for p, _ in found}
@@ -257,15 +261,25 @@ def _put_back_git(store: Store, checkpoint_id: str, before: git_control.Snapshot
 
 
 def _repos_made(store: Store, checkpoint_id: str, before: git_control.Snapshot | None,
-                writable: tuple[str, ...] | None) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The `.git` entries the command made (and, where the watcher did not see all, those whose
-    inode changed since: made or written in), where it could write. The workspace's own `.git`
-    is git_control's, when there was one before the command."""
+                mark: int | None, writable: tuple[str, ...] | None
+                ) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The `.git` entries the command made (and, where the watcher did not see all, those that
+    may be older: unsure), where it could write. The workspace's own `.git` is git_control's
+    when it was the repository's before the command (not when a repository above held it)."""
+    own = before is not None and _own_root_git(before, store.root)
+
     def kept(paths: tuple[str, ...]) -> tuple[str, ...]:
-        return tuple(p for p in paths if not (p == ".git" and before is not None)
+        return tuple(p for p in paths if not (p == ".git" and own)
                      and (writable is None or _under(p.rpartition("/")[0], writable)))
-    made, unsure = store.git_made(checkpoint_id)
+    made, unsure = store.git_made(checkpoint_id, mark)
     return kept(made), kept(unsure)
+
+
+def _own_root_git(before: git_control.Snapshot, root: str) -> bool:
+    """Whether the git folder read before the command was named by the workspace's own `.git`."""
+    own = os.path.join(os.path.realpath(root), ".git")
+    return before.folder == own or (before.link_file is not None
+                                    and os.path.realpath(before.link_file[0]) == own)
 
 
 def _move_out(store: Store, checkpoint_id: str, made: tuple[str, ...]

@@ -10,13 +10,16 @@ workspace into the audit's own folder, where nothing runs it and the person can 
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
 import secrets
 from pathlib import Path
 
-_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+# O_PATH: a folder the command made unreadable (mode 0311) still takes a rename, as git still
+# finds the repository in it
+_DIR = getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 NESTED = "repositories"  # the folder, in the audit's, the moved `.git` entries go to
-MAX_LABEL = 120  # characters of a repository's folder path kept in its moved name
+MAX_LABEL = 200  # bytes of a repository's folder path kept in its moved name (else a hash)
 
 
 def move_out(root: str, rel: str, keep: Path) -> str:
@@ -35,7 +38,9 @@ def move_out(root: str, rel: str, keep: Path) -> str:
             fd = inner
         target = keep / NESTED
         target.mkdir(parents=True, exist_ok=True, mode=0o700)
-        label = "%2F".join(folders)[-MAX_LABEL:] or "(root)"  # a name stays under 255 bytes
+        label = "%2F".join(folders) or "(root)"
+        if len(os.fsencode(label)) > MAX_LABEL:  # a name must stay under 255 bytes
+            label = hashlib.sha256(os.fsencode(label)).hexdigest()[:16]
         moved = target / f"{label}.{secrets.token_hex(4)}.git"
         try:
             os.rename(name, moved, src_dir_fd=fd)

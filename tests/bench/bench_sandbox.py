@@ -107,6 +107,7 @@ def audit_cost(base: Path, count: int, reps: int) -> None:
             for kind, how in (("unconfined", None), ("confined", writable)):
                 time.sleep(0.05)  # let the previous step's events settle
                 cp = store.create(None, label="before command").id
+                mark = store.git_mark()  # as the daemon takes it, for the repositories made
                 outside = [rel_path(count - 1 - (2 * rep + (how is None)) * 6 - k)
                            for k in range(6)]
                 for path in outside:
@@ -114,15 +115,17 @@ def audit_cost(base: Path, count: int, reps: int) -> None:
                         handle.write("# changed\n")
                 for k in range(4):
                     (root / other / f"new_{kind}_{rep}_{k}.py").write_text("stray\n")
-                times[kind].append(timed(lambda c=cp, w=how: _checked(
-                    audit(store, c, intent, "restore", writable=w), 10)))
+                times[kind].append(timed(lambda c=cp, w=how, m=mark: _checked(
+                    audit(store, c, intent, "restore", writable=w, git_mark=m), 10)))
             time.sleep(0.05)
             cp = store.create(None, label="before command").id
+            mark = store.git_mark()
             for k in range(10):
                 with open(root / rel_path(rep * 10 + k), "a", encoding="utf-8") as handle:
                     handle.write("# in scope\n")
             times["sweep"].append(timed(lambda c=cp: store.sweep(c)))
-            times["kept"].append(timed(lambda c=cp: _checked(audit(store, c, intent, "restore"), 0)))
+            times["kept"].append(timed(lambda c=cp, m=mark: _checked(
+                audit(store, c, intent, "restore", git_mark=m), 0)))
     finally:
         store.close()
     print(f"\n## Scope audit after a command that changed 10 of {count} files "

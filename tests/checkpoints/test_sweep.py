@@ -63,7 +63,7 @@ def test_after_a_sweep_the_store_sees_a_write_through_a_link(
     time.sleep(0.02)
     write_through_a_link(ws / "README.md", tmp_path, "# DEMO\n")  # same size, same mtime
     assert [d.path for d in store.diff(checkpoint.id)] == [], "no event, no stat cache miss"
-    assert store.sweep(checkpoint.id) == ("README.md",)
+    assert "README.md" in store.sweep(checkpoint.id)  # with what changed just before it
     diffs = store.diff(checkpoint.id)
     assert [(d.path, d.status) for d in diffs] == [("README.md", "modified")]
     store.restore(checkpoint.id, path="README.md")
@@ -78,25 +78,32 @@ def test_the_repositories_made_since_a_checkpoint_are_named(
     write(ws, "vendor/lib/.git/config", "[core]\n")
     store = make_store(ws, watch=watch)
     checkpoint = store.create(None, label="before the command")
+    mark = store.git_mark()
     time.sleep(0.02)
     write(ws, "docs/.git/config", "[core]\n\tfsmonitor = evil\n")
     write(ws, "src/new/.git", "gitdir: /elsewhere\n")
     os.rename(ws / "vendor/lib/.git/config", ws / "vendor/lib/.git/config.old")  # git writes in
     if watch:
-        assert store.git_made(checkpoint.id) == (("docs/.git", "src/new/.git"), ())
+        assert store.git_made(checkpoint.id, mark) == (("docs/.git", "src/new/.git"), ())
     else:
-        assert store.git_made(checkpoint.id) == ((), ("docs/.git", "src/new/.git", "vendor/lib/.git"))
+        assert mark is None
+        assert store.git_made(checkpoint.id, mark) == (
+            (), ("docs/.git", "src/new/.git", "vendor/lib/.git"))
 
 
-def test_a_flood_of_events_hides_no_repository_made(ws: Path, make_store: StoreFactory) -> None:
+def test_a_flood_of_events_hides_no_repository_made(ws: Path, tmp_path: Path,
+                                                    make_store: StoreFactory) -> None:
     """An agent can overflow the watcher's queue to lose the event of the `.git` it makes.
-    The walk then finds it, and tells it from an older one the watcher saw before."""
+    The walk then finds it, and tells it from an older one the watcher saw before, whatever
+    its ctime says (one made earlier elsewhere and moved in with its folder keeps an old one)."""
     queued = int(Path("/proc/sys/fs/inotify/max_queued_events").read_text())
     if queued > 200_000:
         pytest.skip("the inotify queue is too long to overflow in a test")
     write(ws, "vendor/lib/.git/config", "[core]\n")
+    write(tmp_path, "prepared/.git/config", "[core]\n\tfsmonitor = evil\n")
     store = make_store(ws)
     checkpoint = store.create(None, label="before the command")
+    mark = store.git_mark()
     time.sleep(0.02)
     tracker = store._tracker
     assert tracker is not None
@@ -105,6 +112,37 @@ def test_a_flood_of_events_hides_no_repository_made(ws: Path, make_store: StoreF
             os.utime(ws / "README.md")
             os.utime(ws / "src/util.py")
         write(ws, "docs/.git/config", "[core]\n\tfsmonitor = evil\n")  # its events are lost
+        os.rename(tmp_path / "prepared", ws / "src" / "prepared")
         os.rename(ws / "vendor/lib/.git/config", ws / "vendor/lib/.git/config.old")
-    assert store.git_made(checkpoint.id) == (("docs/.git",), ())
+    assert store.git_made(checkpoint.id, mark) == (("docs/.git", "src/prepared/.git"), ())
     assert store.coverage().overflows == 1
+
+
+def test_a_read_that_reuses_the_checkpoint_spares_no_repository_made(
+        ws: Path, make_store: StoreFactory) -> None:
+    """A read beside a command may reuse the command's checkpoint: what the command made
+    still counts as made since its own mark."""
+    store = make_store(ws)
+    checkpoint = store.create(None, label="before the command")
+    mark = store.git_mark()
+    time.sleep(0.02)
+    write(ws, "docs/.git/config", "[core]\n\tfsmonitor = evil\n")
+    read, created = store.latest_or_create(label="before a read alongside")
+    assert (read.id, created) == (checkpoint.id, False)
+    assert store.git_made(read.id, store.git_mark()) == ((), ())  # the read's own: none
+    assert store.git_made(checkpoint.id, mark) == (("docs/.git",), ())
+
+
+def test_a_tree_thousands_of_folders_deep_is_walked(tmp_path: Path) -> None:
+    """Deeper than Python's recursion limit: a walk that recursed would fail the audit."""
+    (tmp_path / "ws").mkdir()
+    fd = os.open(tmp_path / "ws", os.O_RDONLY)
+    for _ in range(1100):
+        os.mkdir("d", dir_fd=fd)
+        inner = os.open("d", os.O_RDONLY, dir_fd=fd)
+        os.close(fd)
+        fd = inner
+    os.mkdir(".git", dir_fd=fd)
+    os.close(fd)
+    found = sweep.git_entries(str(tmp_path / "ws"), ("",), ())
+    assert found == {"/".join(["d"] * 1100) + "/.git"}

@@ -15,6 +15,7 @@ import pytest
 from intentd.daemon import protocol
 from intentd.daemon.engine.intents import Intent
 from intentd.daemon.sandbox.audit import in_scope
+from intentd.daemon.testing import make_intent, make_workspace
 from tests.sandbox.conftest import (
     Connect,
     approved_command,
@@ -158,6 +159,23 @@ def test_a_repository_a_command_makes_is_moved_out_and_kept(connect: Connect,
     answer = unasked_command(connect, workspace, "git init -q src/again && echo made")
     assert "undone: src/again/.git (a repository the command made" in answer["result"]["output"]
     assert not (workspace / "src" / "again" / ".git").exists()
+
+
+def test_a_repository_made_at_the_root_of_a_folder_of_a_bigger_one_is_moved_out(
+        connect: Connect, tmp_path: Path) -> None:
+    """The workspace is one project of a monorepo: its git folder is the one above. A `.git`
+    made at the workspace's root is a new repository, not that one: moved out."""
+    subprocess.run(["git", "init", "-q", str(tmp_path / "mono")], check=True)
+    workspace = make_workspace(tmp_path / "mono" / "pkg", make_intent(owned_scope=["**"]),
+                               policy={"auto_approve": {"all_commands": True}},
+                               files={"src/app.py": "print('hi')\n"})
+
+    def make() -> None:
+        subprocess.run(["git", "init", "-q", str(workspace)], check=True)
+
+    audit = reported_make(connect, workspace, make)
+    assert audit["moved_out"] == [".git"]
+    assert not (workspace / ".git").exists() and (tmp_path / "mono" / ".git").is_dir()
 
 
 def test_one_path_no_restore_can_bring_back_keeps_no_other_change(connect: Connect,
