@@ -80,6 +80,10 @@ class InotifyTracker:
         # came after (0: there when watching began): each makes its folder a repository git
         # reads config and hooks from
         self._git_seen: dict[str, int] = {}
+        # each one's inode (device, number, ctime) -> that drain: a folder above it renamed
+        # moves it without making it (its ctime stays; a new one, even on a reused number, has
+        # another)
+        self._git_inodes: dict[tuple[int, int, int], int] = {}
         self._git_lost_at = -1  # the last drain after which some may be missing (-1: none)
         self.drains = 0  # collect(drain=True) calls so far
         self._lost = ""  # why events may be missing since the last drain ("" when none are)
@@ -295,11 +299,20 @@ class InotifyTracker:
             stack.extend(_subfolders(path, rel))
 
     def _note_git(self, rel: str) -> None:
-        """A `.git` entry made now (or, before the first drain, found there)."""
+        """A `.git` entry made now (or, before the first drain, found there), unless it is one
+        seen before under another path."""
         if rel not in self._git_seen and len(self._git_seen) >= MAX_GIT_SEEN:
             self._git_lost_at = self.drains
-        else:
+            return
+        try:
+            st = os.lstat(os.path.join(self._root, rel))
+        except OSError:
             self._git_seen[rel] = self.drains
+            return
+        key = (st.st_dev, st.st_ino, st.st_ctime_ns)
+        if key not in self._git_inodes and len(self._git_inodes) >= MAX_GIT_SEEN:
+            self._git_inodes.clear()  # forgetting makes a moved one look new: moved out, kept
+        self._git_seen[rel] = self._git_inodes.setdefault(key, self.drains)
 
     def _drop_tree(self, top: str) -> None:
         """A folder moved away: its watches now follow it; drop them (a move back re-adds them)."""

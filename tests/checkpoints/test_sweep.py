@@ -4,6 +4,8 @@ but the inode's change time gives it away, and a store's sweep makes the next lo
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
 import time
 from pathlib import Path
 
@@ -144,5 +146,25 @@ def test_a_tree_thousands_of_folders_deep_is_walked(tmp_path: Path) -> None:
         fd = inner
     os.mkdir(".git", dir_fd=fd)
     os.close(fd)
-    found = sweep.git_entries(str(tmp_path / "ws"), ("",), ())
-    assert found == {"/".join(["d"] * 1100) + "/.git"}
+    try:
+        found = sweep.git_entries(str(tmp_path / "ws"), ("",), ())
+        assert found == {"/".join(["d"] * 1100) + "/.git"}
+    finally:  # Python's own rmtree recurses too: pytest could not clean this up
+        subprocess.run(["rm", "-rf", str(tmp_path / "ws")], check=True)
+
+
+def test_a_repository_moved_with_its_folder_is_not_made_but_a_new_one_on_its_inode_is(
+        ws: Path, make_store: StoreFactory) -> None:
+    """Renaming a folder that holds the person's repository makes none; removing one and making
+    another (whose inode may get the same number) does."""
+    write(ws, "src/vendor/lib/.git/config", "[core]\n")
+    write(ws, "docs/old/.git/config", "[core]\n")
+    store = make_store(ws)
+    store.create(None, label="baseline")
+    checkpoint = store.create(None, label="before the command")
+    mark = store.git_mark()
+    time.sleep(0.02)
+    os.rename(ws / "src/vendor", ws / "src/third_party")
+    shutil.rmtree(ws / "docs/old/.git")
+    write(ws, "docs/new/.git/config", "[core]\n\tfsmonitor = evil\n")
+    assert store.git_made(checkpoint.id, mark) == (("docs/new/.git",), ())
