@@ -18,7 +18,8 @@
  *
  * Given a change time (since_ns), only the entries that are not folders and whose inode
  * changed at or after it (st_ctim) are listed: the scope audit's look for writes that no
- * watcher saw (through a hard link made outside the folders it watches).
+ * watcher saw (through a hard link made outside the folders it watches). A folder that cannot
+ * be opened is then listed as "u 0 0 0 ./PATH": its files may still be read by name.
  *
  * A folder's descriptor stays open while its subfolders are listed, so a tree deeper than
  * MAX_DEPTH is not listed here (ELOOP): an agent could otherwise make one deep enough to use up
@@ -164,6 +165,17 @@ static void put_entry(Lister *l, size_t end, const struct stat *st) {
     l->out.len += (size_t)(at - start);
 }
 
+/* "u 0 0 0 ./PATH": a folder that could not be opened (since-mode only). */
+static void put_unlistable(Lister *l, size_t end) {
+    if (!reserve(l, end + 9))
+        return;
+    char *at = l->out.data + l->out.len;
+    memcpy(at, "u 0 0 0 ", 8);
+    memcpy(at + 8, l->path, end);
+    at[8 + end] = '\0';
+    l->out.len += end + 9;
+}
+
 static int is_pruned(Lister *l, size_t end) {
     /* l->path is "./" + relative path; the caller's pruned paths are relative. */
     size_t rel = end - 2;
@@ -206,6 +218,8 @@ static void list_entry(Lister *l, int dirfd, size_t start, size_t end, unsigned 
     if (fd < 0) {
         if (errno == EMFILE || errno == ENFILE || errno == ENOMEM)
             l->failed = errno;
+        else if (l->since >= 0 && (errno == EACCES || errno == EPERM))
+            put_unlistable(l, end);  /* what changed in it, the caller asks for by name */
         return;  /* unreadable, or replaced since: listed, its contents not (as find does) */
     }
     l->depth++;

@@ -29,6 +29,7 @@ except ImportError:  # not built: no C compiler at install, or not Linux
 # find's -printf formats for the same records: the fields walk.expected() gives, then the path.
 PRINTF = "%y %s %m %T@ %p\\0"
 FOLDER_PRINTF = "d 0 0 0 %p\\0"  # no size or mtime: adding a file leaves its folder's record alone
+UNLISTABLE_PRINTF = "u 0 0 0 %p\\0"  # what changed: a folder that cannot be listed
 MAX_JOBS = 4
 _GLOB_CHARS = re.compile(r"([*?\[\]\\])")
 
@@ -59,7 +60,8 @@ def list_records(root: str, names: Sequence[str], pruned: Sequence[str],
     """The records of the top-level entries `names` of root and of everything beneath them, in
     pre-order; entries named .git and the folders in `pruned` (relative paths) are left out with
     their contents. With changed_since_ns, only the records of non-folders whose inode changed
-    (ctime) at or after it. None when no lister could list the tree whole.
+    (ctime) at or after it, and "u 0 0 0 ./PATH" for each folder that cannot be listed. None
+    when no lister could list the tree whole.
 
     The names are shared among one lister per CPU (at most MAX_JOBS), run at once: listing is
     mostly stat calls, which git's preloaded index also spreads over the CPUs. Each entry's
@@ -84,7 +86,8 @@ def list_records(root: str, names: Sequence[str], pruned: Sequence[str],
         select = ["-type", "d", "-printf", FOLDER_PRINTF, "-o", "-printf", PRINTF]
     else:  # find's -newer is strictly after: one nanosecond earlier makes it "at or after"
         seconds, nanos = divmod(max(0, changed_since_ns - 1), 1_000_000_000)
-        select = ["-type", "d", "-o", "-newerct", f"@{seconds}.{nanos:09d}", "-printf", PRINTF]
+        select = ["-type", "d", "!", "-readable", "-printf", UNLISTABLE_PRINTF, "-o",
+                  "-type", "d", "-o", "-newerct", f"@{seconds}.{nanos:09d}", "-printf", PRINTF]
     return _gather([_find_run([program, *("./" + n for n in share), "(", *prune, ")", "-prune",
                                "-o", *select], root) for share in shares])
 

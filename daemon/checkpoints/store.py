@@ -293,7 +293,8 @@ class CheckpointStore:
             row = self._row(checkpoint_id, brief=True)
             self._check_workspace()
             self._sync_known(int(self._manifest.meta().get("generation", "0")))
-            found = changed_since(self._root, self._rules, row.clock_ns - TIMESTAMP_STEP_NS)
+            found = changed_since(self._root, self._rules, row.clock_ns - TIMESTAMP_STEP_NS,
+                                  self._known.under)
             for path in found:
                 seen = self._known.get(path)
                 if seen is not None and seen[1].mtime_ns >= 0:

@@ -16,15 +16,20 @@ folders.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Iterable
 
 from .ignore import CheckpointIgnore, Frame
 from .listing import list_records
 from .scan import scan
 
 
-def changed_since(root: str, rules: CheckpointIgnore, since_ns: int) -> list[str]:
+def changed_since(root: str, rules: CheckpointIgnore, since_ns: int,
+                  known_under: Callable[[list[str]], Iterable[str]] = lambda folders: ()
+                  ) -> list[str]:
     """The files and symlinks that are not ignored whose inode changed at or after since_ns
-    (nanoseconds since 1970, on the clock file times come from)."""
+    (nanoseconds since 1970, on the clock file times come from). In a folder that cannot be
+    listed (a command may take the right away after its write), the files known_under names
+    for it are asked for by name."""
     frames: dict[str, Frame | None] = {"": rules.root_frame()}
     try:
         with os.scandir(root) as it:
@@ -43,7 +48,14 @@ def changed_since(root: str, rules: CheckpointIgnore, since_ns: int) -> list[str
                       if st.st_ctime_ns >= since_ns)
     # "TYPE SIZE MODE MTIME ./PATH"; sockets, pipes and devices are not files checkpoints keep
     paths = [record.partition(" ./")[2] for record in records if record[:1] in ("f", "l")]
-    return sorted(rules.kept(paths))
+    unlistable = [record.partition(" ./")[2] for record in records if record[:1] == "u"]
+    for path in known_under(unlistable) if unlistable else ():
+        try:
+            if os.lstat(os.path.join(root, path)).st_ctime_ns >= since_ns:
+                paths.append(path)
+        except OSError:
+            continue  # gone, or a folder above cannot be searched either: nothing reads it
+    return sorted(set(rules.kept(paths)))
 
 
 def git_entries(root: str, folders: tuple[str, ...], skipped: tuple[str, ...]) -> set[str]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -168,3 +169,41 @@ def test_a_repository_moved_with_its_folder_is_not_made_but_a_new_one_on_its_ino
     shutil.rmtree(ws / "docs/old/.git")
     write(ws, "docs/new/.git/config", "[core]\n\tfsmonitor = evil\n")
     assert store.git_made(checkpoint.id, mark) == (("docs/new/.git",), ())
+
+
+UNLISTED = """
+import os, sys, time
+from pathlib import Path
+from intentd.daemon.checkpoints import CheckpointStore
+ws, state, outside = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])
+hour_ago = time.time_ns() - 3600 * 10**9
+os.utime(ws / "docs" / "guide.md", ns=(hour_ago, hour_ago))
+store = CheckpointStore(ws, state)
+checkpoint = store.create(None, label="before the command")
+time.sleep(0.02)
+os.link(ws / "docs" / "guide.md", outside / "link")
+(outside / "link").write_text("# GUIDE\\n")
+os.utime(outside / "link", ns=(hour_ago, hour_ago))
+(outside / "link").unlink()
+os.chmod(ws / "docs", 0o311)  # the right to list it taken away; its files still open by name
+print(",".join(store.sweep(checkpoint.id)))
+os.chmod(ws / "docs", 0o755)
+store.close()
+"""
+
+
+@pytest.mark.skipif(shutil.which("setpriv") is None, reason="needs setpriv (util-linux)")
+@pytest.mark.parametrize("lister", ["native", "find"])
+def test_a_folder_that_cannot_be_listed_hides_no_write(tmp_path: Path, lister: str) -> None:
+    """A write through a link, then the folder made unlistable: its known files are asked for
+    by name. Run without the root's right to read any folder, as an agent's user runs."""
+    ws = tmp_path / "ws"
+    write(ws, "docs/guide.md", "# guide\n")
+    write(ws, "src/app.py", "print('hi')\n")
+    script = UNLISTED if lister == "native" else (
+        "from intentd.daemon.checkpoints import listing; listing.native = None\n" + UNLISTED)
+    done = subprocess.run(["setpriv", "--bounding-set=-dac_override,-dac_read_search",
+                           sys.executable, "-c", script, str(ws), str(tmp_path / "state"),
+                           str(tmp_path)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "docs/guide.md" in done.stdout.strip().split(",")
