@@ -270,9 +270,10 @@ class InotifyTracker:
 
     # -- watches -----------------------------------------------------------------------------
 
-    def _watch_tree(self, top: str) -> None:
+    def _watch_tree(self, top: str, born: int | None = None) -> None:
         """Watch top and every folder under it; a folder that cannot be watched is listed, with
-        its whole subtree, as unwatched."""
+        its whole subtree, as unwatched. A `.git` found in it counts as made now, or at the
+        drain `born` (a folder unwatched since then: what it holds is no newer than that)."""
         ino = self._ino
         assert ino is not None
         stack = [top]
@@ -280,7 +281,7 @@ class InotifyTracker:
             rel = stack.pop()
             if rel and self._skipped_dir(rel):
                 if rel.rpartition("/")[2] == ".git":
-                    self._note_git(rel)  # there at the start, or in a folder made since
+                    self._note_git(rel, born)  # there at the start, or in a folder made since
                 continue
             path = os.path.join(self._root, rel) if rel else self._root
             try:
@@ -298,21 +299,22 @@ class InotifyTracker:
             self._unwatched_from.pop(rel, None)
             stack.extend(_subfolders(path, rel))
 
-    def _note_git(self, rel: str) -> None:
-        """A `.git` entry made now (or, before the first drain, found there), unless it is one
-        seen before under another path."""
+    def _note_git(self, rel: str, born: int | None = None) -> None:
+        """A `.git` entry made now (or at the drain `born`; before the first drain: found
+        there), unless it is one seen before under another path."""
+        drain = self.drains if born is None else born
         if rel not in self._git_seen and len(self._git_seen) >= MAX_GIT_SEEN:
             self._git_lost_at = self.drains
             return
         try:
             st = os.lstat(os.path.join(self._root, rel))
         except OSError:
-            self._git_seen[rel] = self.drains
+            self._git_seen[rel] = drain
             return
         key = (st.st_dev, st.st_ino, st.st_ctime_ns)
         if key not in self._git_inodes and len(self._git_inodes) >= MAX_GIT_SEEN:
             self._git_inodes.clear()  # forgetting makes a moved one look new: moved out, kept
-        self._git_seen[rel] = self._git_inodes.setdefault(key, self.drains)
+        self._git_seen[rel] = self._git_inodes.setdefault(key, drain)
 
     def _drop_tree(self, top: str) -> None:
         """A folder moved away: its watches now follow it; drop them (a move back re-adds them)."""
@@ -336,7 +338,7 @@ class InotifyTracker:
         self._retried = now
         for rel in sorted(self._unwatched):
             if rel in self._unwatched:
-                self._watch_tree(rel)
+                self._watch_tree(rel, self._unwatched_from.get(rel, self.drains))
                 if rel not in self._unwatched:
                     self._dirs.add(rel)
 
