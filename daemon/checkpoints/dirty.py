@@ -190,6 +190,10 @@ class DirtyTracker:
 
     drains = 0
 
+    def git_known(self) -> list[str]:
+        """None kept: see git_seen."""
+        return []
+
     def git_seen(self, after: int) -> tuple[set[str], set[str], bool, dict[str, bool]]:
         """This watcher keeps no `.git` entries: as if it watched nothing."""
         return set(), set(), True, {"": False}

@@ -163,6 +163,11 @@ class InotifyTracker:
             unwatched = {rel: self._unwatched_from.get(rel, -1) >= after for rel in self._unwatched}
             return made, set(self._git_seen) - made, lost, unwatched
 
+    def git_known(self) -> list[str]:
+        """Every `.git` entry seen under the workspace (as of the last events read)."""
+        with self._lock:
+            return sorted(self._git_seen)
+
     def coverage(self) -> Coverage:
         with self._lock:
             unwatched = tuple(sorted(self._unwatched))

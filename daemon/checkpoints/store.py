@@ -44,6 +44,8 @@ from .warmup import Progress, prehash
 # Aliases because the method `list` shadows the builtin inside the class body.
 Checkpoints = list[Checkpoint]
 Tracker = InotifyTracker | DirtyTracker
+# nested repositories whose control files are read before a command and compared after it
+MAX_NESTED_REPOS = 64
 # ctime is compared with a checkpoint's clock this much earlier: a file system may keep whole
 # seconds (ext4 with small inodes), and a second too early costs only a second look
 TIMESTAMP_STEP_NS = 1_000_000_000
@@ -308,6 +310,14 @@ class CheckpointStore:
         """Where the watcher is now: taken right after a command's checkpoint, git_made() then
         names the `.git` entries made since. None without a watcher."""
         return self._tracker.drains if self._tracker is not None else None
+
+    def git_repositories(self) -> tuple[str, ...]:
+        """The `.git` entries in the workspace other than its own (nested repositories) that
+        the watcher knows of, at most MAX_NESTED_REPOS; none without a watcher."""
+        if self._tracker is None:
+            return ()
+        nested = [rel for rel in self._tracker.git_known() if rel != ".git"]
+        return tuple(nested[:MAX_NESTED_REPOS])
 
     def git_made(self, checkpoint_id: str,
                  mark: int | None) -> tuple[tuple[str, ...], tuple[str, ...]]:

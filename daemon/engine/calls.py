@@ -82,6 +82,7 @@ class Run:
     kept_after: bool = False    # the hashes after it were read with the texts kept (trace)
     git_before: Snapshot | None = None  # git's control files before a command, for its audit
     git_mark: int | None = None  # the checkpoint watcher then: repositories made since are new
+    nested_before: dict[str, Snapshot] = field(default_factory=dict)  # repositories in it, too
 
     @property
     def ctx(self) -> CallContext:

@@ -15,7 +15,7 @@ from intentd.daemon.engine.calls import Evaluation, Run
 from intentd.daemon.engine.decision import Decision
 from intentd.daemon.engine.receipts import intent_line
 from intentd.daemon.policy.hooks import run_post_hooks, run_pre_hooks
-from intentd.daemon.sandbox import git_control
+from intentd.daemon.sandbox import git_control, nested_git
 from intentd.daemon.sandbox.calls import audited
 from intentd.daemon.sandbox.landlock import kernel_abi
 from intentd.daemon.tools.anchor import hold_anchors
@@ -84,7 +84,9 @@ def checkpoint(engine: Engine, run: Run) -> Decision | None:
         if ctx.kind is ToolKind.COMMAND:  # no checkpoint saves .git/: its audit compares these
             run.git_before = git_control.snapshot(ctx.root)
             if run.outcome.checkpoint_id is not None:  # and names the repositories made since
-                run.git_mark = engine.checkpoint_store(ctx.session.workspace).git_mark()
+                store = engine.checkpoint_store(ctx.session.workspace)
+                run.git_mark = store.git_mark()
+                run.nested_before = nested_git.snapshots(ctx.root, store.git_repositories())
     except Exception as exc:
         log.exception("checkpoint failed")
         return Decision.deny("checkpoint", f"no checkpoint could be taken ({exc}); refused to be "
@@ -112,7 +114,8 @@ def scope_audit(engine: Engine, run: Run) -> Decision | None:
     if outcome.result is None or ctx.kind is not ToolKind.COMMAND or outcome.checkpoint_id is None:
         return None
     outcome.result = audited(ctx, outcome.result, engine.checkpoint_store(ctx.session.workspace),
-                             outcome.checkpoint_id, run.overlapped, run.git_before, run.git_mark)
+                             outcome.checkpoint_id, run.overlapped, run.git_before, run.git_mark,
+                             run.nested_before)
     return None
 
 

@@ -102,7 +102,7 @@ class ScopeAudit:
             elif path in self.set_aside:
                 lines.append(f"  undone: {shown} (an ignore rule file with no earlier state; "
                              f"removed; saved in checkpoint {self.set_aside_checkpoint})")
-            elif path in undone and (path == ".git" or path.startswith(".git/")):
+            elif path in undone and _in_git(path):
                 what = "created; removed" if status == "added" else f"{status}; put back"
                 lines.append(f"  undone: {shown} ({what} as it was before the command; the "
                              f"command's version is kept in {self.git_kept})")
@@ -129,6 +129,11 @@ class ScopeAudit:
         return "\n".join(lines)
 
 
+def _in_git(path: str) -> bool:
+    """A `.git` entry, or a path in one: git's own files, of the workspace or one inside it."""
+    return path == ".git" or path.startswith(".git/") or path.endswith("/.git") or "/.git/" in path
+
+
 def _shown(path: str) -> str:
     """A path as the message shows it: quoted when it holds a line break or another control
     character, so a file's name cannot forge a line of the message."""
@@ -152,7 +157,8 @@ def audit(store: Store, checkpoint_id: str, intent: Intent | None, mode: str,
           overlapped: bool = False, writable: tuple[str, ...] | None = None,
           fold_case: bool = False,
           git_before: git_control.Snapshot | None = None,
-          git_mark: int | None = None) -> ScopeAudit | None:
+          git_mark: int | None = None,
+          nested_before: dict[str, git_control.Snapshot] | None = None) -> ScopeAudit | None:
     """Compare what changed since checkpoint_id with the intent's scope; None when all is in it.
     In restore mode each out-of-scope path is brought back to its state at the checkpoint,
     unless other calls changed the workspace meanwhile (overlapped): the changes could be
@@ -160,15 +166,17 @@ def audit(store: Store, checkpoint_id: str, intent: Intent | None, mode: str,
     command could write; a change elsewhere is someone else's (the person's editor, another
     agent) and is left alone. `git_before`: git's control files as they were before the command
     (git_control; None: not read). `git_mark`: the store's git_mark() right after the
-    checkpoint (None: unknown), from when repositories in the workspace count as made."""
+    checkpoint (None: unknown), from when repositories in the workspace count as made.
+    `nested_before`: the control files of the repositories inside it, read then (nested_git)."""
     if mode == "off":
         return None
     if writable is None:  # unconfined, it could write through a link no watcher sees
         store.sweep(checkpoint_id)
     changed, found = _outside(store, checkpoint_id, intent, writable, fold_case)
     made, unsure = _repos_made(store, checkpoint_id, git_before, git_mark, writable)
-    git_found = (_git_changes(git_before, writable) + tuple((p, "added") for p in made)
-                 + tuple((p, "modified") for p in unsure))
+    nested = _nested_changes(nested_before or {}, writable)
+    git_found = (_git_changes(git_before, writable) + nested
+                 + tuple((p, "added") for p in made) + tuple((p, "modified") for p in unsure))
     seen = {p for p, _ in found}
     behind = tuple(p for p, _ in changed if is_rule_file(p) and p not in seen)
     if not found and not git_found and not (behind and mode == "restore" and not overlapped):
@@ -178,8 +186,13 @@ def audit(store: Store, checkpoint_id: str, intent: Intent | None, mode: str,
         return ScopeAudit(mode, checkpoint_id, intent_id, found + git_found)
     # No agent's scope reaches git's own files: what changed there is put back even beside other
     # calls (an agent could otherwise start a second call to make its audit only report).
-    controls = tuple(item for item in git_found if item[0] not in made and item[0] not in unsure)
+    controls = tuple(item for item in git_found if item[0] not in made and item[0] not in unsure
+                     and item not in nested)
     git_undone, git_left, git_kept = _put_back_git(store, checkpoint_id, git_before, controls)
+    if nested and nested_before:
+        kept_in = Path(store.state_dir).parent / "audit" / checkpoint_id
+        back, not_back = nested_git.put_back(nested_before, [p for p, _ in nested], kept_in)
+        git_undone, git_left, git_kept = git_undone + back, git_left + not_back, str(kept_in)
     moved, not_moved, keep = _move_out(store, checkpoint_id, made)
     git_undone += moved
     git_left += not_moved + [(p, UNSURE_REPO) for p in unsure]
@@ -296,6 +309,16 @@ def _move_out(store: Store, checkpoint_id: str, made: tuple[str, ...]
         except OSError as exc:
             left.append((path, f"could not be moved out: {exc.strerror or exc}"))
     return moved, left, str(keep)
+
+
+def _nested_changes(before: dict[str, git_control.Snapshot],
+                    writable: tuple[str, ...] | None) -> tuple[tuple[str, str], ...]:
+    """The control files of the repositories inside the workspace the command changed; for a
+    confined one, only in the folders it could write."""
+    changed = nested_git.changes_since({rel: snapshot for rel, snapshot in before.items()
+                                        if writable is None
+                                        or _under(rel.rpartition("/")[0], writable)})
+    return tuple(changed)
 
 
 def _git_changes(before: git_control.Snapshot | None,

@@ -147,9 +147,26 @@ def snapshot(root: str) -> Snapshot | None:
     """The control files of the git folder of the workspace at root; None when it is in no
     repository."""
     found = _find(root)
-    if found is None:
+    return _snapshot_of(*found) if found is not None else None
+
+
+def snapshot_entry(dot_git: str) -> Snapshot | None:
+    """The control files of the git folder that the `.git` entry at this path (a folder, or a
+    file naming one) gives its folder; None when it gives none (a symlink is not followed)."""
+    try:
+        st = os.lstat(dot_git)
+    except OSError:
         return None
-    folder, link = found
+    if stat.S_ISDIR(st.st_mode):
+        folder = _git_folder(os.path.realpath(dot_git))
+        return _snapshot_of(folder, None) if folder is not None else None
+    if stat.S_ISREG(st.st_mode):
+        folder = _linked_folder(os.path.dirname(dot_git), dot_git)
+        return _snapshot_of(folder, dot_git) if folder is not None else None
+    return None
+
+
+def _snapshot_of(folder: str, link: str | None) -> Snapshot | None:
     link_bytes = _small_bytes(link) if link is not None else None
     try:
         git = os.open(folder, _DIR)

@@ -1,4 +1,5 @@
-"""Repositories a command made inside the workspace, moved out of it.
+"""Repositories inside the workspace: those a command made, moved out of it; those that were
+there, their control files compared and put back as the workspace's own are (git_control).
 
 A `.git` folder (or a `.git` file naming one) anywhere in the workspace makes its folder a
 repository, and git run there (by the person, or by an editor that opens every repository it
@@ -14,6 +15,8 @@ import hashlib
 import os
 import secrets
 from pathlib import Path
+
+from intentd.daemon.sandbox import git_control
 
 # O_PATH: a folder the command made unreadable (mode 0311) still takes a rename, as git still
 # finds the repository in it
@@ -53,3 +56,41 @@ def move_out(root: str, rel: str, keep: Path) -> str:
         return os.path.join(root, *folders, aside)
     finally:
         os.close(fd)
+
+
+def snapshots(root: str, entries: tuple[str, ...]) -> dict[str, git_control.Snapshot]:
+    """The control files of each nested repository (its `.git` entry's path: its snapshot)."""
+    found = {}
+    for rel in entries:
+        snapshot = git_control.snapshot_entry(os.path.join(root, rel))
+        if snapshot is not None:
+            found[rel] = snapshot
+    return found
+
+
+def changes_since(before: dict[str, git_control.Snapshot]) -> list[tuple[str, str]]:
+    """(path, added | modified | deleted | replaced) for each control file of a nested
+    repository that differs now, named from the workspace (`vendor/lib/.git/config`)."""
+    found = []
+    for rel, snapshot in before.items():
+        folder = rel.removesuffix(".git")
+        found += [(folder + path, status) for path, status in git_control.changes_since(snapshot)]
+    return found
+
+
+def put_back(before: dict[str, git_control.Snapshot], paths: list[str],
+             keep: Path) -> tuple[list[str], list[tuple[str, str]]]:
+    """Each path (as changes_since names it) put back as git_control.put_back does, the
+    command's versions kept under keep/<the repository's folder>."""
+    undone: list[str] = []
+    left: list[tuple[str, str]] = []
+    for rel, snapshot in before.items():
+        folder = rel.removesuffix(".git")
+        mine = [p.removeprefix(folder) for p in paths
+                if p == rel or p.startswith(rel + "/")]
+        if not mine:
+            continue
+        done, failed = git_control.put_back(snapshot, mine, keep / (folder or "."))
+        undone += [folder + p for p in done]
+        left += [(folder + p, why) for p, why in failed]
+    return undone, left

@@ -161,6 +161,37 @@ def test_a_repository_a_command_makes_is_moved_out_and_kept(connect: Connect,
     assert not (workspace / "src" / "again" / ".git").exists()
 
 
+def test_a_repository_inside_the_workspace_has_its_config_and_hooks_put_back(
+        connect: Connect, tmp_path: Path) -> None:
+    """A vendored repository: what git there would run (its config's fsmonitor, a hook) is
+    compared and put back as the workspace's own repository's is; the command's versions kept."""
+    workspace = git_workspace(tmp_path / "ws", ["src/**", "vendor/**"],
+                              {"auto_approve": {"all_commands": True}})
+    lib = workspace / "vendor" / "lib"
+    subprocess.run(["git", "init", "-q", str(lib)], check=True)
+    config = (lib / ".git" / "config").read_text()
+
+    def make() -> None:
+        subprocess.run(["git", "-C", str(lib), "config", "core.fsmonitor", "touch pwned"],
+                       check=True)
+        (lib / ".git" / "hooks" / "pre-commit").write_text("#!/bin/sh\ntouch pwned\n")
+
+    audit = reported_make(connect, workspace, make)
+    assert sorted(audit["undone"]) == ["vendor/lib/.git/config", "vendor/lib/.git/hooks/pre-commit"]
+    assert (lib / ".git" / "config").read_text() == config
+    assert not (lib / ".git" / "hooks" / "pre-commit").exists()
+    assert "undone: vendor/lib/.git/config (modified; put back" in audit["message"]
+    kept = Path(audit["git_kept"]) / "vendor" / "lib" / ".git" / "config"
+    assert "fsmonitor = touch pwned" in kept.read_text()
+    # A program intentd confines to vendor/ may write it too (the policy sees only its name):
+    # put back the same.
+    (workspace / "src" / "plant.sh").write_text(
+        "printf '[core]\\n\\tfsmonitor = touch pwned\\n' >> vendor/lib/.git/config\n")
+    answer = unasked_command(connect, workspace, "bash src/plant.sh")
+    assert "undone: vendor/lib/.git/config (modified; put back" in answer["result"]["output"]
+    assert (lib / ".git" / "config").read_text() == config
+
+
 def test_a_repository_made_at_the_root_of_a_folder_of_a_bigger_one_is_moved_out(
         connect: Connect, tmp_path: Path) -> None:
     """The workspace is one project of a monorepo: its git folder is the one above. A `.git`
