@@ -19,7 +19,8 @@
  * Given a change time (since_ns), only the entries that are not folders and whose inode
  * changed at or after it (st_ctim) are listed: the scope audit's look for writes that no
  * watcher saw (through a hard link made outside the folders it watches). A folder that cannot
- * be opened is then listed as "u 0 0 0 ./PATH": its files may still be read by name.
+ * be opened is then listed as "u 0 0 0 ./PATH" (its files may still be read by name), and one
+ * left out by a pruned name ("*\/node_modules") as "p 0 0 0 ./PATH".
  *
  * A folder's descriptor stays open while its subfolders are listed, so a tree deeper than
  * MAX_DEPTH is not listed here (ELOOP): an agent could otherwise make one deep enough to use up
@@ -165,23 +166,33 @@ static void put_entry(Lister *l, size_t end, const struct stat *st) {
     l->out.len += (size_t)(at - start);
 }
 
-/* "u 0 0 0 ./PATH": a folder that could not be opened (since-mode only). */
-static void put_unlistable(Lister *l, size_t end) {
+/* "K 0 0 0 ./PATH" (since-mode only): K is u for a folder that could not be opened, p for
+ * one left out because of its name. */
+static void put_marked(Lister *l, size_t end, char kind) {
     if (!reserve(l, end + 9))
         return;
     char *at = l->out.data + l->out.len;
     memcpy(at, "u 0 0 0 ", 8);
+    at[0] = kind;
     memcpy(at + 8, l->path, end);
     at[8 + end] = '\0';
     l->out.len += end + 9;
 }
 
-static int is_pruned(Lister *l, size_t end) {
+/* 1: the folder l->path[0:end] is pruned by its path; 2: by its name, l->path[start:end] (a
+ * pruned entry "*\/NAME" names every folder called NAME); 0: not pruned. */
+static int is_pruned(Lister *l, size_t start, size_t end) {
     /* l->path is "./" + relative path; the caller's pruned paths are relative. */
-    size_t rel = end - 2;
-    for (Py_ssize_t i = 0; i < l->npruned; i++)
-        if (strlen(l->pruned[i]) == rel && memcmp(l->pruned[i], l->path + 2, rel) == 0)
+    size_t rel = end - 2, name = end - start;
+    for (Py_ssize_t i = 0; i < l->npruned; i++) {
+        const char *pruned = l->pruned[i];
+        size_t length = strlen(pruned);
+        if (length == rel && memcmp(pruned, l->path + 2, rel) == 0)
             return 1;
+        if (length == name + 2 && pruned[0] == '*' && pruned[1] == '/'
+                && memcmp(pruned + 2, l->path + start, name) == 0)
+            return 2;
+    }
     return 0;
 }
 
@@ -206,8 +217,12 @@ static void list_entry(Lister *l, int dirfd, size_t start, size_t end, unsigned 
             return;
         }
     }
-    if (is_pruned(l, end))
+    int pruned = is_pruned(l, start, end);
+    if (pruned) {
+        if (pruned == 2 && l->since >= 0)
+            put_marked(l, end, 'p');  /* the caller makes sure the rules ignore it */
         return;
+    }
     if (l->since < 0)
         put_folder(l, end);
     if (l->depth >= MAX_DEPTH) {
@@ -219,7 +234,7 @@ static void list_entry(Lister *l, int dirfd, size_t start, size_t end, unsigned 
         if (errno == EMFILE || errno == ENFILE || errno == ENOMEM)
             l->failed = errno;
         else if (l->since >= 0 && (errno == EACCES || errno == EPERM))
-            put_unlistable(l, end);  /* what changed in it, the caller asks for by name */
+            put_marked(l, end, 'u');  /* what changed in it, the caller asks for by name */
         return;  /* unreadable, or replaced since: listed, its contents not (as find does) */
     }
     l->depth++;

@@ -30,6 +30,7 @@ except ImportError:  # not built: no C compiler at install, or not Linux
 PRINTF = "%y %s %m %T@ %p\\0"
 FOLDER_PRINTF = "d 0 0 0 %p\\0"  # no size or mtime: adding a file leaves its folder's record alone
 UNLISTABLE_PRINTF = "u 0 0 0 %p\\0"  # what changed: a folder that cannot be listed
+NAMED_PRINTF = "p 0 0 0 %p\\0"  # what changed: a folder left out by its name (*/NAME)
 MAX_JOBS = 4
 _GLOB_CHARS = re.compile(r"([*?\[\]\\])")
 
@@ -60,8 +61,9 @@ def list_records(root: str, names: Sequence[str], pruned: Sequence[str],
     """The records of the top-level entries `names` of root and of everything beneath them, in
     pre-order; entries named .git and the folders in `pruned` (relative paths) are left out with
     their contents. With changed_since_ns, only the records of non-folders whose inode changed
-    (ctime) at or after it, and "u 0 0 0 ./PATH" for each folder that cannot be listed. None
-    when no lister could list the tree whole.
+    (ctime) at or after it, "u 0 0 0 ./PATH" for each folder that cannot be listed, and
+    "p 0 0 0 ./PATH" for each left out by a `pruned` entry "*/NAME" (every folder so named).
+    None when no lister could list the tree whole.
 
     The names are shared among one lister per CPU (at most MAX_JOBS), run at once: listing is
     mostly stat calls, which git's preloaded index also spreads over the CPUs. Each entry's
@@ -80,13 +82,19 @@ def list_records(root: str, names: Sequence[str], pruned: Sequence[str],
     if program is None:
         return None
     prune = ["-name", ".git"]
-    for folder in sorted(pruned):
+    for folder in sorted(p for p in pruned if not p.startswith("*/")):
         prune += ["-o", "-path", "./" + _GLOB_CHARS.sub(r"\\\1", folder)]
+    by_name: list[str] = []
+    for name in sorted(p[2:] for p in pruned if p.startswith("*/")):
+        by_name += ["-o", "-name", _GLOB_CHARS.sub(r"\\\1", name)] if by_name else [
+            "-name", _GLOB_CHARS.sub(r"\\\1", name)]
     if changed_since_ns is None:
         select = ["-type", "d", "-printf", FOLDER_PRINTF, "-o", "-printf", PRINTF]
     else:  # find's -newer is strictly after: one nanosecond earlier makes it "at or after"
         seconds, nanos = divmod(max(0, changed_since_ns - 1), 1_000_000_000)
-        select = ["-type", "d", "!", "-readable", "-printf", UNLISTABLE_PRINTF, "-o",
+        named = (["-type", "d", "(", *by_name, ")", "-printf", NAMED_PRINTF, "-prune", "-o"]
+                 if by_name else [])
+        select = [*named, "-type", "d", "!", "-readable", "-printf", UNLISTABLE_PRINTF, "-o",
                   "-type", "d", "-o", "-newerct", f"@{seconds}.{nanos:09d}", "-printf", PRINTF]
     return _gather([_find_run([program, *("./" + n for n in share), "(", *prune, ")", "-prune",
                                "-o", *select], root) for share in shares])

@@ -16,11 +16,17 @@ folders.
 from __future__ import annotations
 
 import os
+import re
+import stat
 from collections.abc import Callable, Iterable
 
 from .ignore import CheckpointIgnore, Frame
 from .listing import list_records
 from .scan import scan
+
+PLAIN_NAME = re.compile(r"[^/*?\[\]\\!#\s]+")  # no glob, slash, negation, comment or space
+MAX_RULES_BYTES = 1 << 20  # of the .gitignore read for them
+MAX_NAMES = 32  # names pruned; each costs a comparison per folder listed
 
 
 def changed_since(root: str, rules: CheckpointIgnore, since_ns: int,
@@ -42,10 +48,22 @@ def changed_since(root: str, rules: CheckpointIgnore, since_ns: int,
     ignored = [e.name for e in entries
                if e.is_dir(follow_symlinks=False) and rules.frame_in(e.name, frames) is None]
     pruned = sorted({*rules.skipped_folders, *ignored})
-    records = list_records(root, [n for n in names if n not in pruned], pruned, since_ns)
+    top = [n for n in names if n not in pruned]
+    records = list_records(root, top, [*pruned, *(f"*/{n}" for n in _ignored_names(root))],
+                           since_ns)
     if records is None:  # nothing lists the tree: walk it in Python
         return sorted(path for path, st in scan(root, rules).files.items()
                       if st.st_ctime_ns >= since_ns)
+    # A folder left out by its name (node_modules/ at any depth) is listed after all where the
+    # rules do not ignore it there (a deeper .gitignore's `!`, a rule anchored elsewhere).
+    for folder in (record.partition(" ./")[2] for record in records if record[:1] == "p"):
+        if rules.frame_in(folder, frames) is not None:
+            parent, _, name = folder.rpartition("/")
+            more = list_records(os.path.join(root, parent), [name], [], since_ns)
+            if more is None:
+                return sorted(path for path, st in scan(root, rules).files.items()
+                              if st.st_ctime_ns >= since_ns)
+            records += [record.replace(" ./", f" ./{parent}/", 1) for record in more]
     # "TYPE SIZE MODE MTIME ./PATH"; sockets, pipes and devices are not files checkpoints keep
     paths = [record.partition(" ./")[2] for record in records if record[:1] in ("f", "l")]
     unlistable = [record.partition(" ./")[2] for record in records if record[:1] == "u"]
@@ -56,6 +74,31 @@ def changed_since(root: str, rules: CheckpointIgnore, since_ns: int,
         except OSError:
             continue  # gone, or a folder above cannot be searched either: nothing reads it
     return sorted(set(rules.kept(paths)))
+
+
+def _ignored_names(root: str) -> list[str]:
+    """The folder names the workspace's .gitignore ignores wherever they are (`node_modules/`,
+    `__pycache__`): a line that is one plain name. A hint only: changed_since checks each
+    folder it leaves out against the rules."""
+    try:  # never a FIFO's open or read, nor a link's target: a command may have made either
+        fd = os.open(os.path.join(root, ".gitignore"),
+                     os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return []
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return []
+        text = os.read(fd, MAX_RULES_BYTES).decode("utf-8", "replace")
+    except OSError:
+        return []
+    finally:
+        os.close(fd)
+    names = set()
+    for line in text.splitlines():
+        name = line.strip().removesuffix("/")
+        if name and PLAIN_NAME.fullmatch(name) and name not in (".", "..", ".git"):
+            names.add(name)
+    return sorted(names)[:MAX_NAMES]
 
 
 def git_entries(root: str, folders: tuple[str, ...], skipped: tuple[str, ...]) -> set[str]:

@@ -56,6 +56,25 @@ def test_the_files_changed_since_are_listed_whatever_their_mtime_says(
     assert changed_since(str(ws), rules, time.time_ns() + 10**9) == []
 
 
+def test_folders_ignored_by_name_are_not_listed_unless_a_deeper_rule_keeps_them(
+        tmp_path: Path, lister: str) -> None:
+    """A monorepo's node_modules/ in every package would cost the sweep a stat per file: left out
+    by name. One a deeper .gitignore keeps (`!node_modules/`) is listed all the same."""
+    ws = tmp_path / "ws"
+    write(ws, ".gitignore", "node_modules/\n")
+    write(ws, "packages/b/.gitignore", "!node_modules/\n")
+    for package in ("a", "b"):
+        write(ws, f"packages/{package}/node_modules/m/index.js", "old\n")
+        write(ws, f"packages/{package}/src/app.js", "old\n")
+    since = time.time_ns() - 1
+    time.sleep(0.02)
+    for package in ("a", "b"):
+        write(ws, f"packages/{package}/node_modules/m/index.js", "new\n")
+        write(ws, f"packages/{package}/src/app.js", "new\n")
+    assert changed_since(str(ws), CheckpointIgnore(str(ws)), since) == [
+        "packages/a/src/app.js", "packages/b/node_modules/m/index.js", "packages/b/src/app.js"]
+
+
 @pytest.mark.parametrize("watch", [True, False])
 def test_after_a_sweep_the_store_sees_a_write_through_a_link(
         ws: Path, tmp_path: Path, make_store: StoreFactory, watch: bool) -> None:
