@@ -11,6 +11,8 @@ Prints markdown tables; asserts nothing about timings.
     (watcher running): 6 changed and 4 created outside the scope, restored, after a command
     nothing confined (the audit sweeps for writes through hard links) and after a confined one
     (no sweep); the sweep alone; and 10 changed inside it, audited and kept.
+(3) The link sweep in a monorepo whose packages each have an ignored node_modules/, with those
+    folders left out by name and listed whole.
 """
 
 from __future__ import annotations
@@ -28,7 +30,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from intentd.daemon.checkpoints import CheckpointStore  # noqa: E402
+from intentd.daemon.checkpoints import CheckpointStore, sweep  # noqa: E402
+from intentd.daemon.checkpoints.ignore import CheckpointIgnore  # noqa: E402
 from intentd.daemon.engine.intents import Intent  # noqa: E402
 from intentd.daemon.sandbox.audit import audit  # noqa: E402
 from intentd.daemon.sandbox.confine import SandboxRequest, confine  # noqa: E402
@@ -154,6 +157,35 @@ def _git_status_ms(root: Path, reps: int) -> str:
     return ms(samples)
 
 
+def sweep_in_a_monorepo(base: Path, packages: int, reps: int) -> None:
+    """The link sweep in a JS monorepo, every package with a node_modules/ the root .gitignore
+    ignores: with those folders left out by name, and listed whole, in the same run."""
+    root = base / "mono"
+    (root / "packages").mkdir(parents=True)
+    (root / ".gitignore").write_text("node_modules/\n")
+    for package in range(packages):
+        for module in range(50):
+            folder = root / "packages" / f"p{package}" / "node_modules" / f"m{module}"
+            folder.mkdir(parents=True)
+            for n in range(100):
+                (folder / f"f{n}.js").write_text("x\n")
+        (root / "packages" / f"p{package}" / "src").mkdir()
+        (root / "packages" / f"p{package}" / "src" / "app.js").write_text("x\n")
+    rules, since = CheckpointIgnore(str(root)), time.time_ns()
+    named = [timed(lambda: sweep.changed_since(str(root), rules, since)) for _ in range(reps)]
+    names = sweep._ignored_names
+    sweep._ignored_names = lambda _root: []  # what the sweep costs without the names
+    try:
+        whole = [timed(lambda: sweep.changed_since(str(root), rules, since)) for _ in range(reps)]
+    finally:
+        sweep._ignored_names = names
+    print(f"\n## The link sweep in a monorepo of {packages} packages, {packages * 5000:,} files in "
+          f"their node_modules/ (median / p90 ms)\n")
+    print("| node_modules/ left out by name | listed whole |")
+    print("|---|---|")
+    print(f"| {ms(named)} / {p90(named)} | {ms(whole)} / {p90(whole)} |")
+
+
 def _checked(result: object, undone: int) -> None:
     got = len(getattr(result, "undone", ())) if result is not None else 0
     if got != undone:
@@ -165,12 +197,14 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=200)
     parser.add_argument("--files", type=int, default=50_000)
     parser.add_argument("--reps", type=int, default=15)
+    parser.add_argument("--packages", type=int, default=20, help="of the monorepo (5k files each)")
     args = parser.parse_args()
     base = Path(tempfile.mkdtemp(prefix="itd-bench-sandbox-"))
     try:
         (base / "cmd" / "src").mkdir(parents=True)
         command_overhead(base / "cmd", args.runs)
         audit_cost(base, args.files, args.reps)
+        sweep_in_a_monorepo(base, args.packages, args.reps)
     finally:
         shutil.rmtree(base, ignore_errors=True)
 
