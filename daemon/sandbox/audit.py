@@ -221,6 +221,8 @@ def audit(store: Store, checkpoint_id: str, intent: Intent | None, mode: str,
     away: list[tuple[str, str]] = []
     try:
         _take_away(store, checkpoint_id, behind, away)
+        if writable is None:  # the first sweep went by the rules the command left
+            store.sweep(checkpoint_id)
         changed, again = _outside(store, checkpoint_id, intent, writable, fold_case)
         more = tuple((p, s) for p, s in again if p not in seen and p not in behind)
         undone_more, left_more, undo_more = (_restore(store, checkpoint_id, more, changed) if more

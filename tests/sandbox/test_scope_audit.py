@@ -369,6 +369,29 @@ def test_a_rule_in_the_scope_cannot_hide_what_the_scope_leaves_out(
     assert (workspace / "src" / "app.py").read_text() == "print('in scope')\n"
 
 
+def test_a_rule_in_the_scope_hides_no_write_through_a_link_either(connect: Connect,
+                                                                  tmp_path: Path) -> None:
+    """The rule hides docs/ and the write goes through a link, with no event: the sweep that
+    finds such writes must look behind the rule too."""
+    workspace = git_workspace(tmp_path / "ws", ["**", "!docs/**"],
+                              {"auto_approve": {"all_commands": True}})
+    guide = workspace / "docs" / "guide.md"
+    hour_ago = time.time_ns() - 3600 * 10**9
+    os.utime(guide, ns=(hour_ago, hour_ago))  # old enough for its stat to vouch for it
+
+    def make() -> None:
+        (workspace / ".gitignore").write_text("docs/\n")
+        before = guide.stat()
+        os.link(guide, tmp_path / "link")
+        (tmp_path / "link").write_text("# GUIDE\n")
+        os.utime(tmp_path / "link", ns=(before.st_atime_ns, before.st_mtime_ns))
+        (tmp_path / "link").unlink()
+
+    audit = reported_make(connect, workspace, make)
+    assert audit["undone"] == ["docs/guide.md"] and audit["looked_behind"] == [".gitignore"]
+    assert guide.read_text() == "# guide\n"
+
+
 @pytest.mark.parametrize("where,rules", [("docs/.gitignore", "*\n"),
                                           ("docs/.gitignore", ".gitignore\nguide.md\n"),
                                           (".gitignore", "/.gitignore\ndocs/\n")])
