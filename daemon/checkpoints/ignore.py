@@ -13,11 +13,14 @@ import pathspec
 
 from intentd.daemon.policy.globs import fold
 from intentd.daemon.policy.persons import persons_path
+from intentd.daemon.utils.reading import read_regular
 
 from .paths import in_git_dir, under
 
 # pathspec writes "match at any depth" as this prefix; a basename pattern is then tested against
 # the name alone, which saves a backtracking regex per pattern per path.
+# of a rule file read; past it the rest is not read (fewer rules: checkpoints see more, never less)
+MAX_RULES_BYTES = 16 << 20
 _ANY_DEPTH = "^(?:.+/)?"
 _NAMED_GROUP = re.compile(r"\(\?P<[^>]+>")
 
@@ -81,11 +84,13 @@ def compile_lines(lines: Iterable[str]) -> Matcher | None:
 
 
 def _read_matcher(path: str) -> Matcher | None:
+    """The rules of a .gitignore (or git's exclude file); None when there are none to read. A
+    command may leave a FIFO in its place: it is never waited on (it has no rules)."""
     try:
-        with open(path, encoding="utf-8", errors="surrogateescape") as handle:
-            return compile_lines(handle.read().splitlines())
+        data = read_regular(path, MAX_RULES_BYTES)
     except OSError:
         return None
+    return compile_lines(data.decode("utf-8", "surrogateescape").splitlines())
 
 
 # The .gitignore files in force for one directory: (base folder 'a/b/' or '', matcher), root first.

@@ -15,7 +15,8 @@ from typing import Any
 from intentd.daemon.engine.intents import IntentSet, parse_intents
 from intentd.daemon.intents_edit import edits
 from intentd.daemon.intents_edit.layout import LayoutError
-from intentd.daemon.tools.fileio import fsync_dir, read_regular
+from intentd.daemon.tools.fileio import fsync_dir
+from intentd.daemon.utils.reading import read_regular
 from intentd.daemon.utils.yamlfile import MAX_CONFIG_BYTES, ConfigError, Node, parse_yaml
 
 # Statuses an edit may set: the usual life of an intent, plus what the policy makes selectable.

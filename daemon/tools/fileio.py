@@ -10,7 +10,6 @@ from typing import BinaryIO
 from intentd.daemon.tools.anchor import Anchor
 from intentd.daemon.tools.base import ToolFailed
 from intentd.daemon.utils.inflight import temporary_name
-from intentd.daemon.utils.reading import read_fd
 
 READ_CAP_BYTES = 2 * 1024 * 1024
 HASH_CHUNK = 1 << 20
@@ -34,23 +33,6 @@ def sha256_file(path: str) -> str | None:
     finally:
         os.close(fd)
     return digest.hexdigest()
-
-
-class NotRegular(OSError):
-    """The path is a FIFO, socket or device: it has no contents to read."""
-
-
-def read_regular(path: str | os.PathLike[str], limit: int = 64 * 1024 * 1024) -> bytes:
-    """The bytes of a regular file, at most `limit`. A FIFO, socket or device raises NotRegular
-    at once (never waits on it); a missing file raises FileNotFoundError as open() does."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise NotRegular(f"{os.fspath(path)} is not a regular file")
-        return read_fd(fd, info.st_size, limit)
-    finally:
-        os.close(fd)
 
 
 def sha256_text(text: str) -> str:

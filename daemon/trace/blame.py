@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from intentd.daemon.engine.ledger import segments
-from intentd.daemon.tools.fileio import read_regular
 from intentd.daemon.trace.contents import ContentStore
 from intentd.daemon.trace.lines import Hunk, line_count, split_lines, text_hunks
+from intentd.daemon.utils.reading import read_regular
 
 UNKNOWN = object()  # the file's state before the first recorded call, or after an untraced one
 

@@ -7,9 +7,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from intentd.daemon.tools.fileio import read_regular
 from intentd.daemon.trace.contents import ContentStore
 from intentd.daemon.trace.lines import text_hunks
+from intentd.daemon.utils.reading import read_regular
 
 log = logging.getLogger(__name__)
 

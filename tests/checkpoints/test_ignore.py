@@ -123,3 +123,19 @@ def test_no_rule_hides_the_persons_files(tmp_path: Path) -> None:
     assert set(scan(str(root), rules).files) == {
         ".gitignore", ".orchestration/active_intents.yaml", ".orchestration/ignore", ".clineignore"}
     assert rules.is_ignored("notes.txt") and not rules.is_ignored(".ORCHESTRATION/policy.yaml")
+
+
+@pytest.mark.timeout(20)
+def test_a_rule_file_that_is_a_fifo_is_never_waited_on(ws: Path, make_store: StoreFactory) -> None:
+    """A command may leave a FIFO where .gitignore or git's exclude file was: reading it would
+    wait for a writer forever, holding the store (every later checkpoint and audit with it)."""
+    store = make_store(ws)
+    store.create(None, label="baseline")
+    (ws / ".gitignore").unlink()
+    os.mkfifo(ws / ".gitignore")
+    (ws / ".git" / "info").mkdir(parents=True)
+    os.mkfifo(ws / ".git" / "info" / "exclude")
+    write(ws, "debug.log", "no rule hides it now\n")
+    checkpoint = store.create(None, label="after the command")
+    assert "debug.log" in checkpoint.files
+    assert CheckpointIgnore(str(ws)).matcher_for("") is None

@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from intentd.daemon.tools.fileio import read_regular, sha256_file
-from intentd.daemon.utils.reading import read_fd
+from intentd.daemon.tools.fileio import sha256_file
+from intentd.daemon.utils.reading import read_fd, read_regular
 
 
 def test_reads_to_the_end_and_never_past_the_limit(tmp_path: Path) -> None:
