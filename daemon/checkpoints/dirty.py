@@ -78,6 +78,8 @@ class _Handler(events.FileSystemEventHandler):
 class DirtyTracker:
     """Collects changed paths from watchdog; `collect()` says when events may have been lost."""
 
+    drains = 0  # the store's git_mark(): this watcher notes no `.git` entries (git_seen)
+
     def __init__(self, root: str, barrier_dir: str,
                  skipped_dir: Callable[[str], bool] = in_git_dir) -> None:
         """skipped_dir: folders whose changes never matter (CheckpointIgnore.skipped_dir); it runs on
@@ -187,8 +189,6 @@ class DirtyTracker:
         names): the next collect() gives them too."""
         with self._cond:
             self._files.update(paths)
-
-    drains = 0
 
     def git_known(self) -> list[str]:
         """None kept: see git_seen."""

@@ -72,8 +72,8 @@ class InotifyTracker:
         # watch descriptor -> folder ('' is the workspace); the only map of watches (a reverse
         # one cost 50 bytes a folder, 2.5 MB at 50k folders, for the rare moved-away folder)
         self._paths: dict[int, str] = {}
-        self._unwatched: dict[str, str] = {}  # folder -> why it is not watched
-        self._unwatched_from: dict[str, int] = {}  # folder -> the drains when its watch failed
+        # folder -> why it is not watched, and the drains when its watch first failed
+        self._unwatched: dict[str, tuple[str, int]] = {}
         self._files: set[str] = set()
         self._dirs: set[str] = set()
         # `.git` entries seen (never watched inside, so never in _files), each with the drain it
@@ -160,7 +160,7 @@ class InotifyTracker:
                               if _present(os.path.join(self._root, rel))}
             made = {rel for rel, drain in self._git_seen.items() if drain >= after}
             lost = self._git_lost_at >= after or bool(self._lost) or not self.running
-            unwatched = {rel: self._unwatched_from.get(rel, -1) >= after for rel in self._unwatched}
+            unwatched = {rel: drain >= after for rel, (_why, drain) in self._unwatched.items()}
             return made, set(self._git_seen) - made, lost, unwatched
 
     def git_known(self) -> list[str]:
@@ -171,7 +171,7 @@ class InotifyTracker:
     def coverage(self) -> Coverage:
         with self._lock:
             unwatched = tuple(sorted(self._unwatched))
-            reason = self._unwatched[unwatched[0]] if unwatched else ""
+            reason = self._unwatched[unwatched[0]][0] if unwatched else ""
             return Coverage(self.running and "" not in self._unwatched, len(self._paths),
                             unwatched, reason, self._overflows)
 
@@ -186,7 +186,7 @@ class InotifyTracker:
                 return None
             self._pump()
             self._retry_unwatched()
-            self.why_lost = self._lost or self._unwatched.get("", "")
+            self.why_lost = self._lost or self._unwatched.get("", ("", 0))[0]
             lost = bool(self.why_lost)
             snapshot = DirtySnapshot(frozenset(self._files), frozenset(self._dirs), self._since_ns,
                                      frozenset(self._unwatched))
@@ -294,14 +294,12 @@ class InotifyTracker:
             except WatchFailed as exc:
                 if exc.errno in (errno.ENOENT, errno.ENOTDIR):  # gone already
                     self._unwatched.pop(rel, None)
-                    self._unwatched_from.pop(rel, None)
                 else:
-                    self._unwatched[rel] = _why(exc)
-                    self._unwatched_from.setdefault(rel, self.drains)
+                    blind_since = self._unwatched.get(rel, ("", self.drains))[1]
+                    self._unwatched[rel] = (_why(exc), blind_since)
                 continue
             self._paths[wd] = rel  # a folder watched already under another name: renamed
             self._unwatched.pop(rel, None)
-            self._unwatched_from.pop(rel, None)
             stack.extend(_subfolders(path, rel))
 
     def _note_git(self, rel: str, born: int | None = None) -> None:
@@ -329,7 +327,6 @@ class InotifyTracker:
             self._ino.rm_watch(wd)
         for rel in [r for r in self._unwatched if under(r, top)]:
             del self._unwatched[rel]
-            self._unwatched_from.pop(rel, None)
 
     def _forget(self, wd: int) -> None:
         self._paths.pop(wd, None)
@@ -343,7 +340,7 @@ class InotifyTracker:
         self._retried = now
         for rel in sorted(self._unwatched):
             if rel in self._unwatched:
-                self._watch_tree(rel, self._unwatched_from.get(rel, self.drains))
+                self._watch_tree(rel, self._unwatched[rel][1])
                 if rel not in self._unwatched:
                     self._dirs.add(rel)
 

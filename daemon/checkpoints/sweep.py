@@ -17,15 +17,15 @@ from __future__ import annotations
 
 import os
 import re
-import stat
 from collections.abc import Callable, Iterable
 
-from .ignore import CheckpointIgnore, Frame
+from intentd.daemon.utils.reading import read_regular
+
+from .ignore import MAX_RULES_BYTES, CheckpointIgnore, Frame
 from .listing import list_records
 from .scan import scan
 
 PLAIN_NAME = re.compile(r"[^/*?\[\]\\!#\s]+")  # no glob, slash, negation, comment or space
-MAX_RULES_BYTES = 1 << 20  # of the .gitignore read for them
 MAX_NAMES = 32  # names pruned; each costs a comparison per folder listed
 
 
@@ -51,9 +51,8 @@ def changed_since(root: str, rules: CheckpointIgnore, since_ns: int,
     top = [n for n in names if n not in pruned]
     records = list_records(root, top, [*pruned, *(f"*/{n}" for n in _ignored_names(root))],
                            since_ns)
-    if records is None:  # nothing lists the tree: walk it in Python
-        return sorted(path for path, st in scan(root, rules).files.items()
-                      if st.st_ctime_ns >= since_ns)
+    if records is None:
+        return _scanned(root, rules, since_ns)
     # A folder left out by its name (node_modules/ at any depth) is listed after all where the
     # rules do not ignore it there (a deeper .gitignore's `!`, a rule anchored elsewhere).
     for folder in (record.partition(" ./")[2] for record in records if record[:1] == "p"):
@@ -61,8 +60,7 @@ def changed_since(root: str, rules: CheckpointIgnore, since_ns: int,
             parent, _, name = folder.rpartition("/")
             more = list_records(os.path.join(root, parent), [name], [], since_ns)
             if more is None:
-                return sorted(path for path, st in scan(root, rules).files.items()
-                              if st.st_ctime_ns >= since_ns)
+                return _scanned(root, rules, since_ns)
             records += [record.replace(" ./", f" ./{parent}/", 1) for record in more]
     # "TYPE SIZE MODE MTIME ./PATH"; sockets, pipes and devices are not files checkpoints keep
     paths = [record.partition(" ./")[2] for record in records if record[:1] in ("f", "l")]
@@ -76,23 +74,21 @@ def changed_since(root: str, rules: CheckpointIgnore, since_ns: int,
     return sorted(set(rules.kept(paths)))
 
 
+def _scanned(root: str, rules: CheckpointIgnore, since_ns: int) -> list[str]:
+    """changed_since where nothing can list the tree: Python's walk."""
+    return sorted(path for path, st in scan(root, rules).files.items()
+                  if st.st_ctime_ns >= since_ns)
+
+
 def _ignored_names(root: str) -> list[str]:
     """The folder names the workspace's .gitignore ignores wherever they are (`node_modules/`,
     `__pycache__`): a line that is one plain name. A hint only: changed_since checks each
     folder it leaves out against the rules."""
-    try:  # never a FIFO's open or read, nor a link's target: a command may have made either
-        fd = os.open(os.path.join(root, ".gitignore"),
-                     os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:  # a command may have left a FIFO there: never waited on
+        text = read_regular(os.path.join(root, ".gitignore"), MAX_RULES_BYTES).decode(
+            "utf-8", "replace")
     except OSError:
         return []
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return []
-        text = os.read(fd, MAX_RULES_BYTES).decode("utf-8", "replace")
-    except OSError:
-        return []
-    finally:
-        os.close(fd)
     names = set()
     for line in text.splitlines():
         name = line.strip().removesuffix("/")

@@ -8,7 +8,7 @@ from typing import Any
 
 from intentd.daemon.engine.context import CallContext
 from intentd.daemon.engine.decision import Decision
-from intentd.daemon.sandbox.git_control import Snapshot
+from intentd.daemon.sandbox.git_control import Before
 from intentd.daemon.tools.anchor import Anchor
 from intentd.daemon.tools.base import ToolResult
 
@@ -80,9 +80,7 @@ class Run:
     before: dict[str, str | None] = field(default_factory=dict)  # hashes of the files it writes
     overlapped: bool = False    # other calls changed the workspace while it ran
     kept_after: bool = False    # the hashes after it were read with the texts kept (trace)
-    git_before: Snapshot | None = None  # git's control files before a command, for its audit
-    git_mark: int | None = None  # the checkpoint watcher then: repositories made since are new
-    nested_before: dict[str, Snapshot] = field(default_factory=dict)  # repositories in it, too
+    git_before: Before | None = None  # git's state before a command, for its audit
 
     @property
     def ctx(self) -> CallContext:

@@ -81,12 +81,13 @@ def checkpoint(engine: Engine, run: Run) -> Decision | None:
     try:
         run.outcome.checkpoint_id, run.outcome.checkpoint_coverage = engine.take_checkpoint(
             ctx, run.ev.call_id, reuse=unconfined_read)
-        if ctx.kind is ToolKind.COMMAND:  # no checkpoint saves .git/: its audit compares these
-            run.git_before = git_control.snapshot(ctx.root)
-            if run.outcome.checkpoint_id is not None:  # and names the repositories made since
-                store = engine.checkpoint_store(ctx.session.workspace)
-                run.git_mark = store.git_mark()
-                run.nested_before = nested_git.snapshots(ctx.root, store.git_repositories())
+        if ctx.kind is ToolKind.COMMAND and run.outcome.checkpoint_id is not None:
+            # no checkpoint saves .git/: its audit compares these, and names repositories made
+            store = engine.checkpoint_store(ctx.session.workspace)
+            mark = store.git_mark()
+            run.git_before = git_control.Before(
+                git_control.snapshot(ctx.root),
+                nested_git.snapshots(ctx.root, store.git_repositories()), mark)
     except Exception as exc:
         log.exception("checkpoint failed")
         return Decision.deny("checkpoint", f"no checkpoint could be taken ({exc}); refused to be "
@@ -114,8 +115,7 @@ def scope_audit(engine: Engine, run: Run) -> Decision | None:
     if outcome.result is None or ctx.kind is not ToolKind.COMMAND or outcome.checkpoint_id is None:
         return None
     outcome.result = audited(ctx, outcome.result, engine.checkpoint_store(ctx.session.workspace),
-                             outcome.checkpoint_id, run.overlapped, run.git_before, run.git_mark,
-                             run.nested_before)
+                             outcome.checkpoint_id, run.overlapped, run.git_before)
     return None
 
 

@@ -156,26 +156,23 @@ def in_scope(intent: Intent | None, path: str, fold_case: bool = False) -> bool:
 def audit(store: Store, checkpoint_id: str, intent: Intent | None, mode: str,
           overlapped: bool = False, writable: tuple[str, ...] | None = None,
           fold_case: bool = False,
-          git_before: git_control.Snapshot | None = None,
-          git_mark: int | None = None,
-          nested_before: dict[str, git_control.Snapshot] | None = None) -> ScopeAudit | None:
+          git_before: git_control.Before | None = None) -> ScopeAudit | None:
     """Compare what changed since checkpoint_id with the intent's scope; None when all is in it.
     In restore mode each out-of-scope path is brought back to its state at the checkpoint,
     unless other calls changed the workspace meanwhile (overlapped): the changes could be
     theirs, so they are only reported. `writable`: the only folders and files a confined
     command could write; a change elsewhere is someone else's (the person's editor, another
-    agent) and is left alone. `git_before`: git's control files as they were before the command
-    (git_control; None: not read). `git_mark`: the store's git_mark() right after the
-    checkpoint (None: unknown), from when repositories in the workspace count as made.
-    `nested_before`: the control files of the repositories inside it, read then (nested_git)."""
+    agent) and is left alone. `git_before`: git's state right after the checkpoint
+    (git_control.Before; None: not read)."""
     if mode == "off":
         return None
     if writable is None:  # unconfined, it could write through a link no watcher sees
         store.sweep(checkpoint_id)
     changed, found = _outside(store, checkpoint_id, intent, writable, fold_case)
-    made, unsure = _repos_made(store, checkpoint_id, git_before, git_mark, writable)
-    nested = _nested_changes(nested_before or {}, writable)
-    git_found = (_git_changes(git_before, writable) + nested
+    before = git_before or git_control.Before(None)
+    made, unsure = _repos_made(store, checkpoint_id, before, writable)
+    nested = _nested_changes(before.nested, writable)
+    git_found = (_git_changes(before.own, writable) + nested
                  + tuple((p, "added") for p in made) + tuple((p, "modified") for p in unsure))
     seen = {p for p, _ in found}
     behind = tuple(p for p, _ in changed if is_rule_file(p) and p not in seen)
@@ -188,10 +185,10 @@ def audit(store: Store, checkpoint_id: str, intent: Intent | None, mode: str,
     # calls (an agent could otherwise start a second call to make its audit only report).
     controls = tuple(item for item in git_found if item[0] not in made and item[0] not in unsure
                      and item not in nested)
-    git_undone, git_left, git_kept = _put_back_git(store, checkpoint_id, git_before, controls)
-    if nested and nested_before:
-        kept_in = Path(store.state_dir).parent / "audit" / checkpoint_id
-        back, not_back = nested_git.put_back(nested_before, [p for p, _ in nested], kept_in)
+    git_undone, git_left, git_kept = _put_back_git(store, checkpoint_id, before.own, controls)
+    if nested:
+        kept_in = _kept_in(store, checkpoint_id)
+        back, not_back = nested_git.put_back(before.nested, [p for p, _ in nested], kept_in)
         git_undone, git_left, git_kept = git_undone + back, git_left + not_back, str(kept_in)
     moved, not_moved, keep = _move_out(store, checkpoint_id, made)
     git_undone += moved
@@ -270,23 +267,32 @@ def _put_back_git(store: Store, checkpoint_id: str, before: git_control.Snapshot
     versions are kept)."""
     if not found or before is None:
         return [], [], None
-    keep = Path(store.state_dir).parent / "audit" / checkpoint_id
+    keep = _kept_in(store, checkpoint_id)
     undone, left = git_control.put_back(before, [p for p, _ in found], keep)
     return undone, left, str(keep)
 
 
-def _repos_made(store: Store, checkpoint_id: str, before: git_control.Snapshot | None,
-                mark: int | None, writable: tuple[str, ...] | None
-                ) -> tuple[tuple[str, ...], tuple[str, ...]]:
+def _kept_in(store: Store, checkpoint_id: str) -> Path:
+    """Where the audit of checkpoint_id keeps what it took out of git's folders."""
+    return Path(store.state_dir).parent / "audit" / checkpoint_id
+
+
+def _in_reach(dot_git: str, writable: tuple[str, ...] | None) -> bool:
+    """Whether a command could write the repository whose `.git` entry this is: one nothing
+    confined could; a confined one, in the folders it was granted."""
+    return writable is None or _under(dot_git.rpartition("/")[0], writable)
+
+
+def _repos_made(store: Store, checkpoint_id: str, before: git_control.Before,
+                writable: tuple[str, ...] | None) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """The `.git` entries the command made (and, where the watcher did not see all, those that
     may be older: unsure), where it could write. The workspace's own `.git` is git_control's
     when it was the repository's before the command (not when a repository above held it)."""
-    own = before is not None and _own_root_git(before, store.root)
+    own = before.own is not None and _own_root_git(before.own, store.root)
 
     def kept(paths: tuple[str, ...]) -> tuple[str, ...]:
-        return tuple(p for p in paths if not (p == ".git" and own)
-                     and (writable is None or _under(p.rpartition("/")[0], writable)))
-    made, unsure = store.git_made(checkpoint_id, mark)
+        return tuple(p for p in paths if not (p == ".git" and own) and _in_reach(p, writable))
+    made, unsure = store.git_made(checkpoint_id, before.mark)
     return kept(made), kept(unsure)
 
 
@@ -302,7 +308,7 @@ def _move_out(store: Store, checkpoint_id: str, made: tuple[str, ...]
     """The repositories made, moved out of the workspace: (moved, left with why, where)."""
     if not made:
         return [], [], None
-    keep = Path(store.state_dir).parent / "audit" / checkpoint_id
+    keep = _kept_in(store, checkpoint_id)
     moved, left = [], []
     for path in made:
         try:
@@ -317,10 +323,8 @@ def _nested_changes(before: dict[str, git_control.Snapshot],
                     writable: tuple[str, ...] | None) -> tuple[tuple[str, str], ...]:
     """The control files of the repositories inside the workspace the command changed; for a
     confined one, only in the folders it could write."""
-    changed = nested_git.changes_since({rel: snapshot for rel, snapshot in before.items()
-                                        if writable is None
-                                        or _under(rel.rpartition("/")[0], writable)})
-    return tuple(changed)
+    return tuple(nested_git.changes_since({rel: snapshot for rel, snapshot in before.items()
+                                           if _in_reach(rel, writable)}))
 
 
 def _git_changes(before: git_control.Snapshot | None,

@@ -10,7 +10,7 @@ from intentd.daemon.engine.context import CallContext
 from intentd.daemon.engine.intents import Intent
 from intentd.daemon.sandbox.audit import Store, audit
 from intentd.daemon.sandbox.confine import SandboxRequest
-from intentd.daemon.sandbox.git_control import Snapshot
+from intentd.daemon.sandbox.git_control import Before
 from intentd.daemon.tools.base import ToolResult
 
 log = logging.getLogger(__name__)
@@ -25,15 +25,12 @@ def request_for(ctx: CallContext, approved_by: str | None) -> SandboxRequest:
 
 
 def audited(ctx: CallContext, result: ToolResult, store: Store, checkpoint_id: str,
-            overlapped: bool = False, git_before: Snapshot | None = None,
-            git_mark: int | None = None,
-            nested_before: dict[str, Snapshot] | None = None) -> ToolResult:
+            overlapped: bool = False, git_before: Before | None = None) -> ToolResult:
     """The result with the scope audit's word added: what was undone, named path by path."""
     mode = ctx.config.policy.scope_audit
     try:
         found = audit(store, checkpoint_id, audit_intent(ctx), mode, overlapped,
-                      _writable(result), ctx.config.fold_case, git_before, git_mark,
-                      nested_before)
+                      _writable(result), ctx.config.fold_case, git_before)
     except Exception as exc:  # never silent: the agent, the ledger and the app are told
         log.exception("scope audit after %s failed", checkpoint_id)
         note = (f"[scope audit failed: {exc}; changes outside the scope may remain — "

@@ -75,6 +75,18 @@ class Snapshot:
     link_file: tuple[str, bytes] | None = None
 
 
+@dataclass(frozen=True)
+class Before:
+    """Git's state read right after a command's checkpoint, for its audit: the control files of
+    the workspace's repository (None: in none) and of the repositories inside it (by the path of
+    their `.git`), and the checkpoint store's git_mark(), from when a `.git` found in the
+    workspace counts as one the command made (None: unknown)."""
+
+    own: Snapshot | None
+    nested: dict[str, Snapshot] = field(default_factory=dict)
+    mark: int | None = None
+
+
 def _find(root: str) -> tuple[str, str | None] | None:
     """The real path of the git folder whose hooks and config apply to the workspace at root,
     and the `.git` file that named it (None when `.git` is the folder); None when the
@@ -91,13 +103,7 @@ def _find(root: str) -> tuple[str, str | None] | None:
         except OSError:
             st = None
         if st is not None:
-            if stat.S_ISDIR(st.st_mode):
-                folder = _git_folder(os.path.realpath(dot_git))
-                return (folder, None) if folder is not None else None
-            if stat.S_ISREG(st.st_mode):
-                folder = _linked_folder(here, dot_git)
-                return (folder, dot_git) if folder is not None else None
-            return None
+            return _named_by(dot_git, st)
         above = os.path.dirname(here)
         try:
             if above == here or os.stat(above).st_dev != device:
@@ -105,6 +111,18 @@ def _find(root: str) -> tuple[str, str | None] | None:
         except OSError:
             return None
         here = above
+
+
+def _named_by(dot_git: str, st: os.stat_result) -> tuple[str, str | None] | None:
+    """The git folder a `.git` entry (its stat given) names, and the `.git` file when it is
+    one; None when it names none."""
+    if stat.S_ISDIR(st.st_mode):
+        folder = _git_folder(os.path.realpath(dot_git))
+        return (folder, None) if folder is not None else None
+    if stat.S_ISREG(st.st_mode):
+        folder = _linked_folder(os.path.dirname(dot_git), dot_git)
+        return (folder, dot_git) if folder is not None else None
+    return None
 
 
 def _linked_folder(here: str, link: str) -> str | None:
@@ -154,16 +172,10 @@ def snapshot_entry(dot_git: str) -> Snapshot | None:
     """The control files of the git folder that the `.git` entry at this path (a folder, or a
     file naming one) gives its folder; None when it gives none (a symlink is not followed)."""
     try:
-        st = os.lstat(dot_git)
+        found = _named_by(dot_git, os.lstat(dot_git))
     except OSError:
         return None
-    if stat.S_ISDIR(st.st_mode):
-        folder = _git_folder(os.path.realpath(dot_git))
-        return _snapshot_of(folder, None) if folder is not None else None
-    if stat.S_ISREG(st.st_mode):
-        folder = _linked_folder(os.path.dirname(dot_git), dot_git)
-        return _snapshot_of(folder, dot_git) if folder is not None else None
-    return None
+    return _snapshot_of(*found) if found is not None else None
 
 
 def _snapshot_of(folder: str, link: str | None) -> Snapshot | None:

@@ -33,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from intentd.daemon.checkpoints import CheckpointStore, sweep  # noqa: E402
 from intentd.daemon.checkpoints.ignore import CheckpointIgnore  # noqa: E402
 from intentd.daemon.engine.intents import Intent  # noqa: E402
+from intentd.daemon.sandbox import git_control  # noqa: E402
 from intentd.daemon.sandbox.audit import audit  # noqa: E402
 from intentd.daemon.sandbox.confine import SandboxRequest, confine  # noqa: E402
 from intentd.daemon.sandbox.landlock import FORCE_ABI_ENV, kernel_abi  # noqa: E402
@@ -119,7 +120,8 @@ def audit_cost(base: Path, count: int, reps: int) -> None:
                 for k in range(4):
                     (root / other / f"new_{kind}_{rep}_{k}.py").write_text("stray\n")
                 times[kind].append(timed(lambda c=cp, w=how, m=mark: _checked(
-                    audit(store, c, intent, "restore", writable=w, git_mark=m), 10)))
+                    audit(store, c, intent, "restore", writable=w,
+                          git_before=git_control.Before(None, mark=m)), 10)))
             time.sleep(0.05)
             cp = store.create(None, label="before command").id
             mark = store.git_mark()
@@ -128,7 +130,8 @@ def audit_cost(base: Path, count: int, reps: int) -> None:
                     handle.write("# in scope\n")
             times["sweep"].append(timed(lambda c=cp: store.sweep(c)))
             times["kept"].append(timed(lambda c=cp, m=mark: _checked(
-                audit(store, c, intent, "restore", git_mark=m), 0)))
+                audit(store, c, intent, "restore", git_before=git_control.Before(None, mark=m)),
+                0)))
     finally:
         store.close()
     print(f"\n## Scope audit after a command that changed 10 of {count} files "

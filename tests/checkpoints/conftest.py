@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -68,3 +69,20 @@ def make_store(tmp_path: Path) -> Iterator[StoreFactory]:
 @pytest.fixture
 def store(ws: Path, make_store: StoreFactory) -> CheckpointStore:
     return make_store(ws)
+
+
+@contextmanager
+def overflowed(ws: Path, store: CheckpointStore) -> Iterator[None]:
+    """The store's watcher queue overflows, then the block runs (its events are lost): the
+    reading thread waits on the lock while two files of the `ws` fixture are touched in turn
+    (so no two events coalesce) past the kernel's queue length."""
+    queued = int(Path("/proc/sys/fs/inotify/max_queued_events").read_text())
+    if queued > 200_000:
+        pytest.skip("the inotify queue is too long to overflow in a test")
+    tracker = store._tracker
+    assert tracker is not None
+    with tracker._lock:  # type: ignore[union-attr]
+        for _ in range(queued // 2 + 10):
+            os.utime(ws / "README.md")
+            os.utime(ws / "src/util.py")
+        yield

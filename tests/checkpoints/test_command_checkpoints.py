@@ -11,7 +11,7 @@ import pytest
 from intentd.daemon.checkpoints import CheckpointStore, capture, inotify_tracker, walk
 from intentd.daemon.policy.ignore import IgnoreRules as PolicyIgnore
 
-from .conftest import StoreFactory, tree, write
+from .conftest import StoreFactory, overflowed, tree, write
 
 
 @pytest.fixture
@@ -79,17 +79,9 @@ def test_stopped_watcher_falls_back_to_a_scan(ws: Path, store: CheckpointStore,
 
 
 def test_a_queue_overflow_forces_a_scan(ws: Path, store: CheckpointStore, scans: list[str]) -> None:
-    queued = int(Path("/proc/sys/fs/inotify/max_queued_events").read_text())
-    if queued > 200_000:
-        pytest.skip("the inotify queue is too long to overflow in a test")
     store.create(None, label="baseline")
     scans.clear()
-    tracker = store._tracker
-    assert tracker is not None
-    with tracker._lock:  # type: ignore[union-attr]  # the reading thread waits; the queue fills
-        for _ in range(queued // 2 + 10):  # two files in turn, so no two events coalesce
-            os.utime(ws / "README.md")
-            os.utime(ws / "src/util.py")
+    with overflowed(ws, store):
         write(ws, "src/app.py", "changed after the overflow\n")
     cp = store.create(None, label="next")
     assert cp.files == ("src/app.py",)
