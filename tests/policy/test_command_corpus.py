@@ -290,6 +290,35 @@ NEVER_AUTO: list[tuple[str, str]] = [
     ("docker", "docker run --rm alpine"),
     ("crontab", "crontab -r"),
     ("history-clear", "history -c"),
+    # Shell options that change what the code means: NAME=value after a command goes into
+    # its environment (-k), long options after one dash (-norc, -rcfile: not letters),
+    # history expansion (-H, -i), comments switched off, shopt names, links followed (-P).
+    ("bash-k-env", "bash -k -c 'git diff HEAD~1 HEAD GIT_EXTERNAL_DIFF=\"touch pwned;:\"'"),
+    ("bash-o-keyword", "bash -o keyword -c 'git status GIT_TRACE=/tmp/pwned'"),
+    ("bash-norc-script", "bash -norc /dev/stdin ls <<A\ntouch pwned\nA"),
+    ("bash-norc-operand", "bash -norc errexit -c 'ls'"),
+    ("bash-rcfile-one-dash", "bash -rcfile 'echo hi' -i"),
+    ("bash-history", "bash -H -o history <<A\ntrue # ;touch pwned\necho !!:s/#//\nA"),
+    ("bash-no-comments", "bash -i +O interactive_comments -c 'echo a #; touch pwned'"),
+    ("bash-no-comments-set", "bash +o interactive-comments -c 'echo a #; touch pwned'"),
+    ("bash-dotglob", "bash -O dotglob -c 'cat *'"),
+    ("bash-physical", "bash -P -c 'cd lnk/.. && git log -p'"),
+    # dash reads `$'…'` as `$` and a quoted string, so it runs what bash would not
+    ("dash-dollar-quote", "sh -c \"echo \\$'\\\\'\ntouch pwned\n#'\""),
+    ("watch-dollar-quote", "watch \"echo \\$'x'\""),
+    # A here-document's reader gets what the shell made of it, and only what reaches fd 0
+    ("heredoc-backslash", "bash <<EOF\necho \\\\'; touch pwned; #'\nEOF"),
+    ("heredoc-then-dup", "bash 3<<X <<A 0<&3\ntouch pwned\nX\necho hi\nA"),
+    ("file-then-dup", "bash 3<payload.txt <<A 0<&3\necho hi\nA"),
+    ("xxd-C-is-a-flag", "xxd -r -C payload.hex evil.sh"),
+    ("jq-args-filter", "jq -n --args env"),
+    ("jq-jsonargs-filter", "jq -n --jsonargs '$ENV.SECRET_TOKEN'"),
+    ("cd-physical", "cd -P lnk/.. && git log -p -1"),
+    ("cd-through-link", "cd lnk/../objects && git log -p -1"),
+    ("env-unset", "env -u GIT_CONFIG_COUNT git log -p -1"),
+    ("env-clear", "env -i git log -p -1"),
+    ("sort-files0-from", "sort --files0-from=list"),
+    ("wc-files0-from", "wc --files0-from=list"),
 ]
 
 EVERYDAY_READ_ONLY: list[tuple[str, str]] = [
@@ -408,6 +437,11 @@ EVERYDAY_READ_ONLY: list[tuple[str, str]] = [
     ("process-subst-diff", "diff <(ls a) <(ls b)"),
     ("heredoc-cat", "cat <<EOF\nhello\nEOF"),
     ("heredoc-sh", "sh <<EOF\nls -la\nEOF"),
+    ("bash-set-options", "bash -e -u -o pipefail -c 'ls'"),
+    ("bash-norc-long", "bash --norc -c 'git status'"),
+    ("jq-args-values", "jq -n --args '$ARGS' a b"),
+    ("xxd-cols", "xxd -c 8 file.bin"),
+    ("cd-up", "cd .. && ls"),
 ]
 
 

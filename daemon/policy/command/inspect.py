@@ -64,7 +64,7 @@ def check_jq(args: Sequence[str]) -> str | None:
         word = args[index]
         index += 1
         if word in ("--args", "--jsonargs", "--"):
-            break  # the rest are values, not files or filters
+            continue  # what follows the filter is values; the filter itself may come next
         if word.startswith("--"):
             if matches_long(word, ("library-path", "from-file")):
                 return f"`jq {word}` loads jq code that is not checked"
@@ -83,7 +83,7 @@ def check_jq(args: Sequence[str]) -> str | None:
 
 
 def check_xxd(args: Sequence[str]) -> str | None:
-    if len(operands(args, ("-c", "-g", "-l", "-o", "-s", "-n", "-C"))) > 1:
+    if len(operands(args, ("-c", "-g", "-l", "-o", "-s", "-n"))) > 1:  # -C is a flag
         return "`xxd INPUT OUTPUT` writes its second file"
     return None
 

@@ -13,7 +13,7 @@ from intentd.daemon.policy.command.inspect import reveals
 from intentd.daemon.policy.command.readonly import READ_ONLY, classify
 from intentd.daemon.policy.command.syntax import RawCommand, parse_syntax
 from intentd.daemon.policy.command.types import Redirect, SimpleCommand
-from intentd.daemon.policy.command.walks import follows_links, walk_reason
+from intentd.daemon.policy.command.walks import follows_links, names_from_file, walk_reason
 from intentd.daemon.policy.command.words import (
     Word,
     assignment_name,
@@ -182,6 +182,9 @@ class Resolver:
         self.found.add_writes(write_targets(name, texts))
         self._reads(name, args, context)
         if name in ("cd", "pushd") and read_only:
+            moved = _follows_links(texts)
+            if moved is not None:
+                self.found.needs_person.append(f"`{name}`: {moved}")
             for target in (t for t in texts if not t.startswith("-")):
                 self.found.change_dir(target)
         if name in _SETTERS:
@@ -198,6 +201,9 @@ class Resolver:
         walk = walk_reason(name, texts)
         if walk is not None:
             self.found.walks.append(walk)
+        listed = names_from_file(name, texts)
+        if listed is not None:
+            self.found.needs_person.append(listed)
         follows = follows_links(name, texts)
         if follows is not None:
             self.found.needs_person.append(follows)
@@ -315,4 +321,18 @@ def _name_problem(word: Word, open_at: str | None) -> tuple[bool, str] | None:
         return False, f"the command name `{word.text}` has non-ASCII or invisible characters"
     if "/" in word.text or word.tilde:
         return False, f"`{word.text}` is a program given by a path, not the system's"
+    return None
+
+
+def _follows_links(args: list[str]) -> str | None:
+    """Why a `cd` may land elsewhere than its words say, or None: -P resolves links first,
+    and `DIR/..` is read as the folder itself only when that folder exists (bash otherwise
+    goes through DIR, which may be a link: `cd evil-link/../objects`)."""
+    if any(arg.startswith("-") and "P" in arg for arg in args if arg != "-"):
+        return "-P follows links, so the folder it moves to is only known when it runs"
+    for arg in (a for a in args if not a.startswith("-")):
+        parts = arg.split("/")
+        if any(part == ".." and parts[index - 1] not in ("..", "", ".")
+               for index, part in enumerate(parts) if index):
+            return f"`{arg}` goes into a folder and back out, which may be a link"
     return None

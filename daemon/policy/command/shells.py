@@ -9,10 +9,22 @@ from intentd.daemon.policy.command.words import Word
 
 # Shells whose language bashlex does not speak: their code is never seen through.
 _FOREIGN = frozenset({"fish", "csh", "tcsh"})
-_FLAGS = frozenset("abefhkmnptuvxBCEHPTr")
+# Options that leave the code meaning what bashlex reads. Not among them: -k (NAME=value
+# words after the command go into its environment), -H and -i (history expansion rewrites
+# lines), -P (cd follows links), and every shopt name (-O/+O: interactive_comments,
+# dotglob, extglob change what a line means or matches).
+_FLAGS = frozenset("abefhmnptuvxBCETr")
+_SET_NAMES = frozenset({"errexit", "nounset", "pipefail", "xtrace", "verbose", "noclobber",
+                        "allexport", "noexec", "nolog", "notify", "hashall", "monitor",
+                        "errtrace", "functrace", "ignoreeof", "emacs", "vi"})
 _LONG_FLAGS = frozenset({"noprofile", "norc", "posix", "restricted", "verbose", "version",
                          "help", "debugger", "noediting", "dump-strings", "dump-po-strings",
                          "protected", "wordexp"})
+# bash takes its long options after one dash too (`-norc`, `-rcfile FILE`), not as letters
+_LONG_NAMES = _LONG_FLAGS | {"login", "rcfile", "init-file", "debug", "pretty-print"}
+# POSIX shells that are not bash: `$'…'` and `$"…"` quote in bash only, so bashlex would
+# read a different command from what dash runs (`sh -c "echo $'\'<newline>touch x…"`)
+_BASH_QUOTES = ("$'", '$"')
 
 
 @dataclass(slots=True)
@@ -42,17 +54,26 @@ def shell_unwrap(words: tuple[Word, ...], stdin_kind: str, stdin_text: str | Non
         label, why = f"{name} -c", f"`{name} -c` runs its argument as shell code"
         if not operands or not operands[0].known:
             return Unwrap(label, False, why, opaque=f"`{label}` runs code only known at run time")
-        return Unwrap(label, transparent, why, code=operands[0].text)
+        return shell_code(name, label, transparent, why, operands[0].text)
     if operands and not options.stdin:
         script = operands[0].raw
         return Unwrap(f"{name} {script}", False, f"`{name} {script}` runs a script")
     if stdin_kind in ("heredoc", "herestring") and stdin_text is not None:
         why = f"`{name}` runs the commands written to its input"
-        return Unwrap(f"{name} <<", transparent, why, code=stdin_text)
+        return shell_code(name, f"{name} <<", transparent, why, stdin_text)
     why = f"`{name}` runs commands read from its input"
     if stdin_kind == "file":
         return Unwrap(f"{name} <", False, why)
     return Unwrap(name, False, why, opaque=why)
+
+
+def shell_code(name: str, label: str, transparent: bool, why: str, code: str) -> Unwrap:
+    """What shell `name` runs when its code is `code`: seen through, unless it is not bash
+    and the code quotes as only bash does."""
+    if name.rpartition("/")[2] not in ("bash", "rbash") and any(q in code for q in _BASH_QUOTES):
+        return Unwrap(label, False, why, opaque=f"`{name}` reads `$'…'` and `$\"…\"` as bash "
+                                                "does not, so its code is not what is analysed")
+    return Unwrap(label, transparent, why, code=code)
 
 
 def _options(words: tuple[Word, ...]) -> _ShellOptions | None:
@@ -69,8 +90,8 @@ def _options(words: tuple[Word, ...]) -> _ShellOptions | None:
             break
         if not word.known:
             return None
-        if text.startswith("--"):
-            name = text[2:]
+        if text.startswith("--") or text[0] == "-" and text[1:] in _LONG_NAMES:
+            name = text.lstrip("-")
             if name in ("login", "rcfile", "init-file"):
                 found.rcfile = found.rcfile or name != "login"
                 index += 1 if name == "login" else 2
@@ -82,6 +103,9 @@ def _options(words: tuple[Word, ...]) -> _ShellOptions | None:
         skip = _letters(text, found)
         if skip is None:
             return None
+        named = [word.text for word in words[index + 1:index + 1 + skip]]
+        if len(named) < skip or not set(named) <= _SET_NAMES or "O" in text:
+            return None  # a shopt name, or a set name that changes what the code means
         index += 1 + skip
     found.operands = index
     return found
@@ -95,8 +119,8 @@ def _letters(text: str, found: _ShellOptions) -> int | None:
             found.command = True
         elif letter == "s":
             found.stdin = True
-        elif letter in "li":
-            pass  # login or interactive: the person's own startup files
+        elif letter == "l":
+            pass  # login: the person's own startup files
         elif letter in "oO":
             skip += 1
         elif letter not in _FLAGS:

@@ -30,6 +30,7 @@ _HIDDEN_CODE = ("$(", "`", "<(", ">(", "${", "$[", "[")
 # Variable names an expansion reads: its own and those in its operand (`${X:-$TOKEN}`).
 _EXPANDED_NAMES = re.compile(r"(?:^#?|\$\{?#?)([A-Za-z_][A-Za-z0-9_]*)")
 _HEREDOC_NAMES = re.compile(r"\$\{?#?([A-Za-z_][A-Za-z0-9_]*)")
+_HEREDOC_ESCAPE = re.compile(r"\\([\\$`\n])")
 _DECLARERS = frozenset({"export", "declare", "typeset", "local", "readonly"})
 # A substring expansion (`${x:off:len}`, not `:-` `:=` `:?` `:+`) naming a variable.
 _ARITHMETIC_ON_NAMES = re.compile(r":(?![-=?+]).*[A-Za-z_]", re.DOTALL)
@@ -247,7 +248,9 @@ class _Walker:
         prefix = "" if fd is None else str(fd)
         output = node.output
         if not hasattr(output, "kind"):  # a descriptor: `2>&1`, `>&2`, `2>&-`
-            return Redirect(f"{prefix}{kind}{output}", "", False), None
+            # `0<&3` reads standard input from another descriptor, not what it had
+            feeds = ("file", None) if fd == 0 or fd is None and kind.startswith("<") else None
+            return Redirect(f"{prefix}{kind}{output}", "", False), feeds
         word = self._word(output, depth)
         to_stdin = fd in (None, 0)
         if kind in _HEREDOC_OPS:
@@ -275,4 +278,10 @@ class _Walker:
         if not quoted and any(mark in body for mark in ("$(", "`", "${", "$[")):
             self.syntax.hidden.append("a here-document expands `$(…)`, backticks or `${…}`")
             return None
-        return body
+        # unquoted, the shell drops the backslash before \, $, ` and a line break: its reader
+        # gets `\'` where the command shows `\\'`
+        return body if quoted else _HEREDOC_ESCAPE.sub(_unescaped, body)
+
+
+def _unescaped(match: re.Match[str]) -> str:
+    return "" if match.group(1) == "\n" else match.group(1)

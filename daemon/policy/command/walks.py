@@ -29,9 +29,20 @@ def walk_reason(name: str, args: Sequence[str]) -> str | None:
         return f"`{name}` walks folders"
     walk = _WALKS.get(name)
     problem = walk(args) if walk else None
-    if problem is None and any(matches_long(word, ("files0-from",)) for word in _options(args)):
-        problem = "`--files0-from` reads the names of the files to read from a file"
     return f"`{name}`: {problem}" if problem else None
+
+
+_LIST_READERS = frozenset({"sort", "wc", "du"})  # GNU's, with --files0-from (or a prefix)
+
+
+def names_from_file(name: str, args: Sequence[str]) -> str | None:
+    """Why `name ARGS` reads files named only in another file (`sort --files0-from=LIST`:
+    anywhere, ignored or not), or None."""
+    if name in _LIST_READERS and any(matches_long(word, ("files0-from",))
+                                     for word in _options(args)):
+        return (f"`{name} --files0-from` reads the files a list names, which no check sees: "
+                "they may be outside the workspace or ignored")
+    return None
 
 
 def _options(args: Sequence[str]) -> list[str]:

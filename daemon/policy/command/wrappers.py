@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from intentd.daemon.policy.command.shells import shell_unwrap
+from intentd.daemon.policy.command.shells import shell_code, shell_unwrap
 from intentd.daemon.policy.command.unwrap import Options, Unwrap, parse_options
 from intentd.daemon.policy.command.words import Word, literal
 
@@ -29,6 +29,9 @@ class _ArgvWrapper:
     # Options that run the command in another directory: its relative paths then name
     # files the ignore and workspace checks never see (`env -C / cat etc/shadow`).
     moves_with: frozenset[str] = frozenset()
+    # Options that take away what intentd put in the command's environment (git's
+    # safe.bareRepository), or run it under another name (a multi-call binary's applet)
+    strips_with: frozenset[str] = frozenset()
 
     def __call__(self, words: tuple[Word, ...], stdin_kind: str,
                  stdin_text: str | None) -> Unwrap | None:
@@ -56,7 +59,11 @@ class _ArgvWrapper:
         why = self.why.format(name=name)
         if names & self.moves_with:
             why = f"`{name}` runs the command in another directory"
-        transparent = self.transparent and not writes and not names & self.moves_with
+        if names & self.strips_with:
+            why = (f"`{name} {sorted(names & self.strips_with)[0]}` takes away what intentd "
+                   "sets in the command's environment, or the name it runs under")
+        transparent = (self.transparent and not writes
+                       and not names & (self.moves_with | self.strips_with))
         return Unwrap(name, transparent, why, inner=(words[index:],), env=tuple(env),
                       writes=writes)
 
@@ -198,7 +205,9 @@ WRAPPERS: dict[str, Handler] = {
                                       "list-signal-handling"})),
         True, "`env` only sets the environment of the command", env=True,
         opaque_with=frozenset({"-S", "--split-string"}),
-        moves_with=frozenset({"-C", "--chdir"})),
+        moves_with=frozenset({"-C", "--chdir"}),
+        strips_with=frozenset({"-i", "--ignore-environment", "-u", "--unset", "-a",
+                               "--argv0"})),
     "nohup": _ArgvWrapper(Options(), False,
                           "`nohup` keeps the command running after the session ends"),
     "timeout": _ArgvWrapper(
@@ -263,4 +272,4 @@ def _watch_code(words: tuple[Word, ...], unwrapped: Unwrap) -> Unwrap:
     argv = unwrapped.inner[0]
     if not all(word.known for word in argv):
         return Unwrap("watch", False, unwrapped.why, opaque="`watch` runs code only known later")
-    return Unwrap("watch", True, unwrapped.why, code=" ".join(word.text for word in argv))
+    return shell_code("sh", "watch", True, unwrapped.why, " ".join(word.text for word in argv))
