@@ -27,8 +27,9 @@ class _Restored:
 
 def through_daemon(direct: Run, show: Print) -> Run:
     """Restore through the daemon when one answers on the default socket (its store is the one
-    the app shows, and it announces the safety checkpoint); else, or for another --state-dir,
-    restore in the store directly as before."""
+    the app shows, and it announces the safety checkpoint), and not at all when it refuses
+    (an agent's process asking: the ledger records the refusal, and must be right); with no
+    daemon, or for another --state-dir, restore in the store directly as before."""
     def run(args: argparse.Namespace) -> int:
         if args.state_dir is not None:
             return direct(args)
@@ -44,7 +45,7 @@ def through_daemon(direct: Run, show: Print) -> Run:
 
 
 def _ask_daemon(root: Path, checkpoint_id: str, path: str | None) -> RestoreResult | str | None:
-    """The daemon's restore result, its refusal as text, or None when no daemon will do it."""
+    """The daemon's restore result, its refusal as text, or None when no daemon answers."""
     from intentd.daemon.client import Client, DaemonUnavailable, RpcError, UntrustedDaemon
 
     params: dict[str, Any] = {"workspace": str(root), "checkpoint_id": checkpoint_id}
@@ -56,10 +57,10 @@ def _ask_daemon(root: Path, checkpoint_id: str, path: str | None) -> RestoreResu
             done = client.call(protocol.CHECKPOINTS_RESTORE, params)
     except (DaemonUnavailable, UntrustedDaemon, OSError, TimeoutError):
         return None
-    except RpcError as exc:
-        if exc.code == protocol.CHECKPOINT_ERROR:
-            return str(exc.message)
-        return None  # not the person's terminal to the daemon, say: the store directly, as before
+    except RpcError as exc:  # a refusal is never worked around in the store behind its back
+        if exc.code == protocol.PERSON_ONLY:
+            return f"the daemon refused: {exc.message}"
+        return str(exc.message)
     return RestoreResult(str(done["checkpoint_id"]), str(done["safety_checkpoint_id"]),
                          tuple(done["restored"]), tuple(done["deleted"]),
                          tuple((str(p), str(why)) for p, why in done["skipped"]))
