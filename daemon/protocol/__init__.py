@@ -21,6 +21,7 @@ from typing import Any
 
 PROTOCOL_VERSION = 1
 MAX_LINE_BYTES = 8 * 1024 * 1024
+MAX_BATCH = 100  # requests in one batch: 170,000 small ones in a line took a minute to answer
 
 # -- methods (client → daemon) ------------------------------------------------------------------
 INITIALIZE = "initialize"

@@ -84,6 +84,9 @@ class MethodTable:
         if isinstance(message, list):
             if not message:
                 return protocol.error(None, protocol.INVALID_REQUEST, "empty batch")
+            if len(message) > protocol.MAX_BATCH:
+                return protocol.error(None, protocol.REQUEST_TOO_LARGE,
+                                      f"a batch holds at most {protocol.MAX_BATCH} requests")
             answers = await asyncio.gather(*(self.handle_message(conn, m) for m in message))
             return [a for a in answers if a is not None] or None
         return await self.handle_message(conn, message)

@@ -165,6 +165,16 @@ def test_an_oversized_line_is_refused_and_a_batch_is_answered(daemon: DaemonProc
         answers = raw_exchange(sock, batch)
         assert [a.get("id") for a in answers] == [1, None]
         assert answers[1]["error"]["code"] == protocol.INVALID_REQUEST
+        # one short line cannot ask for a minute of work: a batch has a size
+        request = '{"jsonrpc": "2.0", "id": %d, "method": "tools/list"}'
+        for size, answered in ((protocol.MAX_BATCH, protocol.MAX_BATCH),
+                               (protocol.MAX_BATCH + 1, 0)):
+            line = ("[" + ",".join(request % n for n in range(size)) + "]\n").encode()
+            answers = raw_exchange(sock, line)
+            if answered:
+                assert [a["id"] for a in answers] == list(range(size))
+            else:
+                assert answers["error"]["code"] == protocol.REQUEST_TOO_LARGE
 
 
 def test_a_stuck_client_does_not_block_others(daemon: DaemonProcess, connect: Connect,
