@@ -47,6 +47,8 @@ HOST = "127.0.0.1"
 PATH = "/claude-code"
 MAX_BODY = protocol.MAX_LINE_BYTES  # as much as one socket request may carry
 MAX_CONNECTIONS = 256              # at once; more are closed unanswered
+MAX_BUFFERED = 64 * 1024 * 1024    # request bytes held by all connections at once
+MAX_REFUSED_BODY = 64 * 1024       # read for a friendly refusal when the token is wrong
 HEAD_TIMEOUT = 10.0                # a client that dribbles its headers is dropped
 BODY_TIMEOUT = 30.0
 STOP_GRACE = 2.0
@@ -67,6 +69,7 @@ class HookConnection(asyncio.Protocol):
         self.length = 0
         self.task: asyncio.Task[None] | None = None
         self.timer: asyncio.TimerHandle | None = None
+        self.held = 0  # bytes of this request counted in server.buffered
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
@@ -88,7 +91,10 @@ class HookConnection(asyncio.Protocol):
         if self.task is not None or self.transport is None or self.transport.is_closing():
             return  # one request per connection: anything after it is not read
         self.buffer += data
+        self._hold(len(data))
         try:
+            if self.server.buffered > MAX_BUFFERED:  # many big requests at once: memory first
+                raise Refused(503, "too many requests at once")
             if self.request is None and not self._head():
                 return
             if len(self.buffer) >= self.length:
@@ -108,6 +114,9 @@ class HookConnection(asyncio.Protocol):
         request = parse_head(bytes(self.buffer[:end + 4]))
         self.options = check(request, self.server.hosts, PATH)
         self.length = content_length(request, MAX_BODY)
+        if (self.length > MAX_REFUSED_BODY
+                and not hook_token.matches(self.server.token, request.headers.get("authorization"))):
+            raise Refused(401, "the hook token is missing or wrong")  # its body is never read
         self.request = request
         del self.buffer[:end + 4]
         self._rearm(BODY_TIMEOUT)
@@ -115,6 +124,8 @@ class HookConnection(asyncio.Protocol):
 
     def _answer(self, body: bytes) -> None:
         self._rearm(None)
+        self.buffer.clear()
+        self._hold(-self.held)
         assert self.request is not None
         payload = parse_event(body)
         if payload is None:
@@ -141,6 +152,10 @@ class HookConnection(asyncio.Protocol):
             self.transport.write(response(status, payload))
             self.transport.close()  # after what is written has gone out
 
+    def _hold(self, count: int) -> None:
+        self.held += count
+        self.server.buffered += count
+
     def _rearm(self, seconds: float | None) -> None:
         if self.timer is not None:
             self.timer.cancel()
@@ -152,6 +167,7 @@ class HookConnection(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._rearm(None)
+        self._hold(-self.held)
         self.server.connections.discard(self)
         if self.task is not None and not self.task.done():
             self.task.cancel()  # Claude Code gave up: its waiting call is withdrawn
@@ -165,6 +181,7 @@ class HttpHookServer:
         self.hosts = {f"127.0.0.1:{port}", f"localhost:{port}"}
         self.loop = asyncio.get_running_loop()
         self.connections: set[HookConnection] = set()
+        self.buffered = 0  # request bytes the connections hold (MAX_BUFFERED)
         self._server: asyncio.AbstractServer | None = None
         self.served = 0
 

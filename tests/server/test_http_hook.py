@@ -227,6 +227,16 @@ def test_requests_a_browser_could_send_are_refused(
     assert sessions(hook_daemon) == []
 
 
+def test_a_big_request_without_the_token_is_refused_before_its_body(hook: HookClient) -> None:
+    """Without the token a request gets no room: 300 of them, each announcing 8 MiB, would
+    otherwise hold every slot and gigabytes while their bodies trickled in."""
+    head = (f"POST /claude-code HTTP/1.1\r\nHost: 127.0.0.1:{hook.port}\r\n"
+            "Content-Type: application/json\r\nAuthorization: Bearer not-the-token\r\n"
+            f"Content-Length: {8 * 1024 * 1024}\r\n\r\n").encode()
+    answer = hook.raw(head)  # no body is sent: the answer comes all the same
+    assert answer.startswith(b"HTTP/1.1 401") and b"token is missing or wrong" in answer
+
+
 def test_no_cors_headers_even_on_a_preflight(hook: HookClient) -> None:
     answer = hook.raw(f"OPTIONS /claude-code HTTP/1.1\r\nHost: 127.0.0.1:{hook.port}\r\n"
                       "Origin: https://evil.example\r\nAccess-Control-Request-Method: POST\r\n"
