@@ -29,12 +29,19 @@ RUNNER_COMMANDS = frozenset({"run", "mcp", "demo", "hook"})
 INTENTD_MODULES = frozenset({"intentd", "intentd.daemon", "intentd.daemon.cli"})
 # Never marked as an agent on a client's word: marking the person's shell or terminal would
 # lock the person out of everything started from it.
-UNMARKABLE = frozenset({
-    "sh", "bash", "dash", "zsh", "fish", "ksh", "mksh", "tcsh", "csh", "login", "sshd", "su",
-    "sudo", "tmux", "screen", "init", "systemd", "intentd-gui", "gnome-terminal-", "konsole",
-    "xterm", "alacritty", "kitty", "wezterm-gui", "foot", "tilix", "ghostty", "xfce4-terminal",
-    "terminator", "sshd-session", "code", "electron",
+# A hook's agent runs it through a shell (`sh -c`): shells may stand between the two.
+SHELLS = frozenset({"sh", "bash", "dash", "zsh", "fish", "ksh", "mksh", "tcsh", "csh"})
+# The person's session: what started the terminal may have started the app too.
+SESSION = frozenset({
+    "login", "sshd", "su", "sudo", "tmux", "screen", "init", "systemd", "intentd-gui",
+    "gnome-terminal-", "konsole", "xterm", "alacritty", "kitty", "wezterm-gui", "foot", "tilix",
+    "ghostty", "xfce4-terminal", "terminator", "sshd-session", "code", "electron",
+    "sway", "i3", "hyprland", "niri", "river", "labwc", "wayfire", "weston", "cage", "openbox",
+    "fluxbox", "awesome", "bspwm", "dwm", "xmonad", "gnome-shell", "gnome-session-b",
+    "kwin_wayland", "kwin_x11", "plasmashell", "ksmserver", "xfce4-session", "xfwm4", "xinit",
+    "xorg", "xwayland", "gdm", "sddm", "lightdm",
 })
+UNMARKABLE = SHELLS | SESSION
 
 
 class Side(StrEnum):
@@ -104,11 +111,20 @@ def _gone(key: tuple[int, int]) -> bool:
 
 def markable(proc: Proc, chain: list[Proc], daemon_key: tuple[int, int]) -> str | None:
     """Why `proc` may not be recorded as an agent process named by a client in `chain`;
-    None when it may (it must be the client's own ancestor, and not a shell or terminal)."""
-    if proc.key not in {p.key for p in chain[1:]}:
+    None when it may: the client's own ancestor, not a shell, a terminal, the desktop or the
+    daemon, and below every such part of the person's session in the chain (a window manager
+    that started both the agent's terminal and the app must not be marked: the app would
+    then be the agent's)."""
+    keys = [p.key for p in chain]
+    if proc.key not in keys[1:]:
         return "it is not an ancestor of the calling process"
     if _plain_name(proc) in UNMARKABLE or proc.pid == 1 or proc.key == daemon_key:
-        return f"{proc.describe()} is a shell, a terminal or the daemon"
+        return f"{proc.describe()} is a shell, a terminal, the desktop or the daemon"
+    above = next((p for p in chain[1:keys.index(proc.key, 1)] if _plain_name(p) in SESSION),
+                 None)
+    if above is not None:
+        return (f"{proc.describe()} is above {above.describe()}, part of the person's session, "
+                "which may have started the app too")
     return None
 
 

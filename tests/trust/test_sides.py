@@ -96,6 +96,23 @@ def test_a_client_may_name_only_its_own_ancestor_and_never_a_shell() -> None:
     assert "not an ancestor" in str(markable(stranger, mine, DAEMON))
 
 
+def test_nothing_above_the_person_s_terminal_is_marked() -> None:
+    """A window manager started the agent's terminal and the app alike: marked, it would put
+    the app on the agent's side and lock the person out. Known by name or not, what lies
+    above a terminal is the person's session."""
+    hook = proc(100, 80, "python3", "python3", "-m", "intentd", "hook", "claude-code")
+    agent = proc(80, 45, "claude")
+    sh = proc(45, 40, "sh")
+    for desktop in ("sway", "my-own-wm"):
+        session = [proc(40, 30, "bash"), proc(30, 20, "foot"), proc(20, 1, desktop),
+                   proc(1, 0, "systemd")]
+        mine = [hook, sh, agent, *session]
+        assert markable(agent, [hook, agent, *session], DAEMON) is None
+        assert markable(agent, mine, DAEMON) is None, "a hook's own `sh -c` is no boundary"
+        why = str(markable(session[2], mine, DAEMON))
+        assert "the desktop" in why or "part of the person's session" in why, why
+
+
 def test_real_ancestry_reaches_the_first_process() -> None:
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(5)"])
     try:
