@@ -54,9 +54,10 @@ def answer_options(parser: argparse.ArgumentParser, name: str) -> None:
 
 def run_serve(args: argparse.Namespace) -> int:
     from intentd.daemon.engine.engine import Engine
-    from intentd.daemon.server.server import StartupError
+    from intentd.daemon.server.server import StartupError, raise_descriptor_limit
 
     logging.basicConfig(level=args.log_level.upper(), format="intentd: %(levelname)s %(message)s")
+    raise_descriptor_limit()
     path = args.socket or protocol.default_socket_path()
     engine = Engine(watch=True)
     try:

@@ -35,9 +35,26 @@ LISTEN_BACKLOG = 4096
 MAX_AGENT_SIDE = 512
 
 
-def agent_side_limit() -> int:
-    """MAX_AGENT_SIDE, or a quarter of the daemon's descriptors when it has fewer than 2,048."""
-    soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+def raise_descriptor_limit(ceiling: int = 65536) -> int:
+    """Take up to `ceiling` descriptors, as the hard limit allows: a desktop's soft limit of
+    1,024 lets agents' workspaces and connections run the daemon out, and the person's app
+    could then not connect. Returns the soft limit now."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = ceiling if hard == resource.RLIM_INFINITY else min(hard, ceiling)
+    if soft != resource.RLIM_INFINITY and soft < want:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+            soft = want
+        except (ValueError, OSError):
+            pass  # kept as it was: agent_side_limit() scales down with it
+    return soft
+
+
+def agent_side_limit(soft: int | None = None) -> int:
+    """MAX_AGENT_SIDE, or a quarter of the daemon's descriptors (`soft`, its limit; None:
+    this process's) when it has fewer than 2,048."""
+    if soft is None:
+        soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
     return MAX_AGENT_SIDE if soft == resource.RLIM_INFINITY else min(MAX_AGENT_SIDE, soft // 4)
 
 
