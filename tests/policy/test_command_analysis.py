@@ -54,7 +54,7 @@ def find(command: str, text: str) -> SimpleCommand:
     pytest.param("while read l; do rm x; done < f", {"read l", "rm x"}, id="while"),
     pytest.param("until false; do touch x; done", {"false", "touch x"}, id="until"),
     pytest.param("f() { rm x; }; f", {"rm x", "f"}, id="function"),
-    pytest.param("bash <<EOF\nrm x\nls\nEOF", {"bash", "rm x", "ls"}, id="heredoc-to-shell"),
+    pytest.param("bash <<EOF\nrm x; ls\nEOF", {"bash", "rm x", "ls"}, id="heredoc-to-shell"),
     pytest.param("cat <<EOF && rm x\nhi\nEOF", {"cat", "rm x"}, id="heredoc-then-command"),
 ])
 def test_every_simple_command_is_found(command: str, expected: set[str]) -> None:

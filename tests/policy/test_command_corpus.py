@@ -319,6 +319,19 @@ NEVER_AUTO: list[tuple[str, str]] = [
     ("env-clear", "env -i git log -p -1"),
     ("sort-files0-from", "sort --files0-from=list"),
     ("wc-files0-from", "wc --files0-from=list"),
+    # A second review: zsh's arithmetic subscripts and tied `path`, the ksh family's test
+    # arithmetic, option letters other shells read differently, a script read from stdin
+    # that a command in it reads away, variables a here-document expands into code,
+    # `watch -x`'s words, xxd's options ending at its first operand.
+    ("zsh-subscript", "zsh -c 'i=\"PWD[\\$(touch pwned)]\"; echo \"$PWD[i]\"'"),
+    ("zsh-path-tied", "zsh -c 'path=tools; ls'"),
+    ("zsh-cdable-vars", "zsh -T -c 'x=/etc; cd x && cat hostname'"),
+    ("mksh-test-arithmetic", "mksh -c \"[ 'a[\\$(touch pwned)]' -eq 0 ]\""),
+    ("mksh-tty-option", "mksh -c -T true 'touch x'"),
+    ("stdin-script-read-away", "bash <<EOF\nhead -c 7\necho '\ntouch pwned\n'\nEOF"),
+    ("heredoc-expands-code", "x=';touch pwned'; bash <<EOF\necho $x\nEOF"),
+    ("watch-exec-words", "watch -x env \"a='x\" sh -c \"touch pwned\" \"'\" ls"),
+    ("xxd-dash-output", "xxd -r -p hex.txt -evil"),
 ]
 
 EVERYDAY_READ_ONLY: list[tuple[str, str]] = [
@@ -442,6 +455,9 @@ EVERYDAY_READ_ONLY: list[tuple[str, str]] = [
     ("jq-args-values", "jq -n --args '$ARGS' a b"),
     ("xxd-cols", "xxd -c 8 file.bin"),
     ("cd-up", "cd .. && ls"),
+    ("zsh-lc", "zsh -lc 'ls -la'"),
+    ("heredoc-nested-sh", "sh <<A\nsh <<B\nls\nB\nA"),
+    ("watch-exec", "watch -x ls src"),
 ]
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from intentd.daemon.policy.command.inspect import xxd_operands
 from intentd.daemon.policy.command.options import operands
 from intentd.daemon.policy.command.readonly import READ_ONLY
 
@@ -144,7 +145,7 @@ _WRITERS: dict[str, Callable[[Sequence[str]], list[str]]] = {
     "tree": lambda args: _option_values(args, "-o", ""),
     "git": lambda args: _option_values(args, "", "--output"),
     "uniq": lambda args: operands(args, ("-f", "-s", "-w"))[1:2],
-    "xxd": lambda args: operands(args, ("-c", "-g", "-l", "-o", "-s", "-n", "-C"))[1:2],
+    "xxd": lambda args: xxd_operands(args)[1:2],
     **{name: lambda args: _option_values(args, "-o", "--output")
        for name in ("base64", "base32", "basenc", "shuf", "iconv")},
 }

@@ -82,8 +82,23 @@ def check_jq(args: Sequence[str]) -> str | None:
     return None
 
 
+_XXD_TAKES = frozenset({"-c", "-g", "-l", "-o", "-s", "-n", "-R"})  # -C is a flag
+
+
+def xxd_operands(args: Sequence[str]) -> list[str]:
+    """xxd's INPUT and OUTPUT: its options end at the first operand, so a later `-word` is
+    the output file (`xxd -r -p hex.txt -evil` writes `-evil`)."""
+    index = 0
+    while index < len(args) and args[index].startswith("-") and args[index] != "-":
+        if args[index] == "--":
+            index += 1
+            break
+        index += 2 if args[index] in _XXD_TAKES else 1
+    return list(args[index:])
+
+
 def check_xxd(args: Sequence[str]) -> str | None:
-    if len(operands(args, ("-c", "-g", "-l", "-o", "-s", "-n"))) > 1:  # -C is a flag
+    if len(xxd_operands(args)) > 1:
         return "`xxd INPUT OUTPUT` writes its second file"
     return None
 

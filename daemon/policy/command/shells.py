@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
+from intentd.daemon.policy.command.syntax import parse_units
 from intentd.daemon.policy.command.unwrap import Unwrap
 from intentd.daemon.policy.command.words import Word
 
-# Shells whose language bashlex does not speak: their code is never seen through.
-_FOREIGN = frozenset({"fish", "csh", "tcsh"})
+# Shells whose language bashlex does not speak: their code is never seen through. The ksh
+# family is among them: mksh evaluates `[ 'a[$(cmd)]' -eq 0 ]` as arithmetic, running cmd.
+_FOREIGN = frozenset({"fish", "csh", "tcsh", "ksh", "mksh", "yash", "posh"})
+# The one option letter every other shell reads as bash does; -c, -s and -l are read apart.
+_POSIX_FLAGS = frozenset("eux")
 # Options that leave the code meaning what bashlex reads. Not among them: -k (NAME=value
 # words after the command go into its environment), -H and -i (history expansion rewrites
 # lines), -P (cd follows links), and every shopt name (-O/+O: interactive_comments,
@@ -25,6 +30,9 @@ _LONG_NAMES = _LONG_FLAGS | {"login", "rcfile", "init-file", "debug", "pretty-pr
 # POSIX shells that are not bash: `$'…'` and `$"…"` quote in bash only, so bashlex would
 # read a different command from what dash runs (`sh -c "echo $'\'<newline>touch x…"`)
 _BASH_QUOTES = ("$'", '$"')
+# zsh evaluates a subscript (`"$PWD[i]"`, `${x[…]}`) as arithmetic, and the arithmetic
+# expands a variable whose value may hold `$(…)`; bashlex reads it as text
+_ZSH_SUBSCRIPT = re.compile(r"\$\{?[#=~^+]*[A-Za-z_][A-Za-z0-9_]*\[")
 
 
 @dataclass(slots=True)
@@ -41,7 +49,7 @@ def shell_unwrap(words: tuple[Word, ...], stdin_kind: str, stdin_text: str | Non
     if name in _FOREIGN:
         return Unwrap(name, False, f"`{name}` is not a POSIX shell",
                       opaque=f"`{name}` code is not analysed")
-    options = _options(words)
+    options = _options(words, _FLAGS if _base(name) in ("bash", "rbash") else _POSIX_FLAGS)
     if options is None:
         why = f"`{name}` options are not understood"
         return Unwrap(name, False, why, opaque=why, runs_suffix=True)
@@ -60,6 +68,10 @@ def shell_unwrap(words: tuple[Word, ...], stdin_kind: str, stdin_text: str | Non
         return Unwrap(f"{name} {script}", False, f"`{name} {script}` runs a script")
     if stdin_kind in ("heredoc", "herestring") and stdin_text is not None:
         why = f"`{name}` runs the commands written to its input"
+        if _units(stdin_text) > 1:  # a command of the first may read the next ones away
+            return Unwrap(f"{name} <<", False, why, opaque=(
+                f"`{name}` reads its script from its input a command at a time, and a command "
+                "in it may read away what follows (`head -c 7` eats the next line's quote)"))
         return shell_code(name, f"{name} <<", transparent, why, stdin_text)
     why = f"`{name}` runs commands read from its input"
     if stdin_kind == "file":
@@ -70,13 +82,27 @@ def shell_unwrap(words: tuple[Word, ...], stdin_kind: str, stdin_text: str | Non
 def shell_code(name: str, label: str, transparent: bool, why: str, code: str) -> Unwrap:
     """What shell `name` runs when its code is `code`: seen through, unless it is not bash
     and the code quotes as only bash does."""
-    if name.rpartition("/")[2] not in ("bash", "rbash") and any(q in code for q in _BASH_QUOTES):
+    if _base(name) not in ("bash", "rbash") and any(q in code for q in _BASH_QUOTES):
         return Unwrap(label, False, why, opaque=f"`{name}` reads `$'…'` and `$\"…\"` as bash "
                                                 "does not, so its code is not what is analysed")
+    if _base(name) == "zsh" and _ZSH_SUBSCRIPT.search(code):
+        return Unwrap(label, False, why, opaque="zsh evaluates a subscript as arithmetic, which "
+                                                "may run code a variable holds")
     return Unwrap(label, transparent, why, code=code)
 
 
-def _options(words: tuple[Word, ...]) -> _ShellOptions | None:
+def _units(code: str) -> int:
+    try:
+        return parse_units(code)
+    except Exception:  # noqa: BLE001 - the code's own analysis says why it cannot be parsed
+        return 1
+
+
+def _base(name: str) -> str:
+    return name.rpartition("/")[2]
+
+
+def _options(words: tuple[Word, ...], flags: frozenset[str]) -> _ShellOptions | None:
     """Walk bash-style options: letter clusters after - or +, -o/-O taking a word."""
     found = _ShellOptions()
     index = 1
@@ -90,6 +116,8 @@ def _options(words: tuple[Word, ...]) -> _ShellOptions | None:
             break
         if not word.known:
             return None
+        if flags is not _FLAGS and (text.startswith("--") or set(text) & set("oO")):
+            return None  # long options and set names are bash's: another shell's differ
         if text.startswith("--") or text[0] == "-" and text[1:] in _LONG_NAMES:
             name = text.lstrip("-")
             if name in ("login", "rcfile", "init-file"):
@@ -100,7 +128,7 @@ def _options(words: tuple[Word, ...]) -> _ShellOptions | None:
                 return None
             index += 1
             continue
-        skip = _letters(text, found)
+        skip = _letters(text, found, flags)
         if skip is None:
             return None
         named = [word.text for word in words[index + 1:index + 1 + skip]]
@@ -111,7 +139,7 @@ def _options(words: tuple[Word, ...]) -> _ShellOptions | None:
     return found
 
 
-def _letters(text: str, found: _ShellOptions) -> int | None:
+def _letters(text: str, found: _ShellOptions, flags: frozenset[str]) -> int | None:
     """Read one cluster such as `-lc` or `+o`; return how many following words it takes."""
     skip = 0
     for letter in text[1:]:
@@ -123,6 +151,6 @@ def _letters(text: str, found: _ShellOptions) -> int | None:
             pass  # login: the person's own startup files
         elif letter in "oO":
             skip += 1
-        elif letter not in _FLAGS:
+        elif letter not in flags:
             return None
     return skip

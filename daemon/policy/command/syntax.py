@@ -31,6 +31,7 @@ _HIDDEN_CODE = ("$(", "`", "<(", ">(", "${", "$[", "[")
 _EXPANDED_NAMES = re.compile(r"(?:^#?|\$\{?#?)([A-Za-z_][A-Za-z0-9_]*)")
 _HEREDOC_NAMES = re.compile(r"\$\{?#?([A-Za-z_][A-Za-z0-9_]*)")
 _HEREDOC_ESCAPE = re.compile(r"\\([\\$`\n])")
+_HEREDOC_EXPANDS = re.compile(r"(?<!\\)\$[A-Za-z_0-9@*#?$!-]")  # `$x`, `$_`, `$1`, `$$`
 _DECLARERS = frozenset({"export", "declare", "typeset", "local", "readonly"})
 # A substring expansion (`${x:off:len}`, not `:-` `:=` `:?` `:+`) naming a variable.
 _ARITHMETIC_ON_NAMES = re.compile(r":(?![-=?+]).*[A-Za-z_]", re.DOTALL)
@@ -90,6 +91,15 @@ def parse_syntax(source: str) -> Syntax:
     if not walker.syntax.commands:
         raise ValueError("no command to run")
     return walker.syntax
+
+
+def parse_units(source: str) -> int:
+    """How many times a shell reading `source` line by line parses before it runs what it
+    parsed: one per top-level command, a line (or a compound, or a command with its
+    here-document) at a time. Raises on what bashlex cannot parse."""
+    import bashlex
+
+    return len(bashlex.parse(source))
 
 
 def _check_coverage(source: str, spans: list[tuple[int, int]]) -> None:
@@ -278,6 +288,8 @@ class _Walker:
         if not quoted and any(mark in body for mark in ("$(", "`", "${", "$[")):
             self.syntax.hidden.append("a here-document expands `$(…)`, backticks or `${…}`")
             return None
+        if not quoted and _HEREDOC_EXPANDS.search(body):
+            return None  # its reader gets the values, known only when it runs
         # unquoted, the shell drops the backslash before \, $, ` and a line break: its reader
         # gets `\'` where the command shows `\\'`
         return body if quoted else _HEREDOC_ESCAPE.sub(_unescaped, body)

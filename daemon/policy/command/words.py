@@ -148,6 +148,8 @@ _RISKY_NAMES = frozenset({
     "RIPGREP_CONFIG_PATH", "LESSOPEN", "LESSCLOSE", "SSH_ASKPASS", "SUDO_ASKPASS",
     "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "GREP_OPTIONS", "TAR_OPTIONS", "TMPDIR",
     "BROWSER", "TERMINFO", "MAGIC", "JQ_LIBRARY_PATH",
+    # zsh ties these arrays to PATH, CDPATH, FPATH, MANPATH, MODULE_PATH
+    "path", "cdpath", "fpath", "manpath", "module_path",
 })
 _RISKY_PREFIXES = ("LD_", "DYLD_", "PYTHON", "GIT_", "BASH_FUNC_", "NPM_CONFIG_",
                    "npm_config_", "PIP_", "MALLOC_", "GLIBC_")

@@ -267,9 +267,13 @@ def unwrap(words: tuple[Word, ...], stdin_kind: str, stdin_text: str | None) -> 
 
 
 def _watch_code(words: tuple[Word, ...], unwrapped: Unwrap) -> Unwrap:
-    """`watch` joins its arguments and runs them with `sh -c` (with -x it runs them
-    directly, which analysing the joined text also covers)."""
+    """`watch` joins its arguments and runs them with `sh -c`; with -x (--exec) it runs them
+    as they are, which joining would misread (`watch -x env "a='x" sh -c CODE "'"`)."""
     argv = unwrapped.inner[0]
+    options = words[1:len(words) - len(argv)]
+    if any(word.text == "--exec" or word.text[:1] == "-" and word.text[1:2] != "-"
+           and "x" in word.text for word in options):
+        return unwrapped
     if not all(word.known for word in argv):
         return Unwrap("watch", False, unwrapped.why, opaque="`watch` runs code only known later")
     return shell_code("sh", "watch", True, unwrapped.why, " ".join(word.text for word in argv))
