@@ -37,7 +37,7 @@ from .paths import normalize, under
 from .recorder import Changes, Recorder
 from .restore import Restorer, plan
 from .state import ABSENT, Entry
-from .sweep import changed_by, changed_since, file_clock_ns, git_entries
+from .sweep import changed_since, git_entries
 from .upkeep import Upkeep
 from .warmup import Progress, prehash
 
@@ -66,6 +66,12 @@ def parse_id(text: str) -> int:
     if match is None:
         raise UnknownCheckpoint(f"{text!r} is not a checkpoint id (they look like cp-000042)")
     return int(match.group(1))
+
+
+def _fs_clock_ns() -> int:
+    """The clock file timestamps come from (the coarse one on Linux), for ctime comparisons."""
+    clock = getattr(time, "CLOCK_REALTIME_COARSE", None)
+    return time.clock_gettime_ns(clock) if clock is not None else time.time_ns()
 
 
 class CheckpointStore:
@@ -280,11 +286,10 @@ class CheckpointStore:
                 old, new, fresh = self._against_now(row)
             return self._diffs(row, old, new, fresh, prefix)
 
-    def sweep(self, checkpoint_id: str, *, until_ns: int | None = None) -> tuple[str, ...]:
+    def sweep(self, checkpoint_id: str) -> tuple[str, ...]:
         """The files whose inode changed since the checkpoint was taken, whether or not a watcher
         saw it (sweep.py): a write through a hard link made elsewhere is seen only so. Each is
-        read again by the next look, whatever its stat cache says (its mtime may be set back).
-        `until_ns` (file_clock_ns() then): only those whose inode last changed by then."""
+        read again by the next look, whatever its stat cache says (its mtime may be set back)."""
         self.wait_for_upkeep()
         with self._lock.hold():
             row = self._row(checkpoint_id, brief=True)
@@ -292,8 +297,6 @@ class CheckpointStore:
             self._sync_known(int(self._manifest.meta().get("generation", "0")))
             found = changed_since(self._root, self._rules, row.clock_ns - TIMESTAMP_STEP_NS,
                                   self._known.under)
-            if until_ns is not None:
-                found = [path for path in found if changed_by(self._root, path, until_ns)]
             for path in found:
                 seen = self._known.get(path)
                 if seen is not None and seen[1].mtime_ns >= 0:
@@ -406,7 +409,7 @@ class CheckpointStore:
                 reuse: bool = False) -> tuple[Checkpoint, bool]:
         """The new checkpoint, and True; with `reuse`, the latest one and False when nothing
         changed since it."""
-        created_ns, clock_ns = time.time_ns(), file_clock_ns()
+        created_ns, clock_ns = time.time_ns(), _fs_clock_ns()
         self._check_workspace()
         try:
             capture, changes, run_start, meta = self._observe(paths, drain=True, save=True)

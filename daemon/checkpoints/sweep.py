@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import os
 import re
-import time
 from collections.abc import Callable, Iterable
 
 from intentd.daemon.utils.reading import read_regular
@@ -25,21 +24,6 @@ from intentd.daemon.utils.reading import read_regular
 from .ignore import MAX_RULES_BYTES, CheckpointIgnore, Frame
 from .listing import list_records
 from .scan import scan
-
-
-def file_clock_ns() -> int:
-    """The clock file timestamps come from (the coarse one on Linux), for ctime comparisons."""
-    clock = getattr(time, "CLOCK_REALTIME_COARSE", None)
-    return time.clock_gettime_ns(clock) if clock is not None else time.time_ns()
-
-
-def changed_by(root: str, path: str, until_ns: int) -> bool:
-    """Whether the inode at `path` last changed at or before until_ns (False once it is gone)."""
-    try:
-        return os.lstat(os.path.join(root, path)).st_ctime_ns <= until_ns
-    except OSError:
-        return False
-
 
 PLAIN_NAME = re.compile(r"[^/*?\[\]\\!#\s]+")  # no glob, slash, negation, comment or space
 MAX_NAMES = 32  # names pruned; each costs a comparison per folder listed

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -82,8 +81,6 @@ class Run:
     overlapped: bool = False    # other calls changed the workspace while it ran
     kept_after: bool = False    # the hashes after it were read with the texts kept (trace)
     git_before: Before | None = None  # git's state before a command, for its audit
-    receipted: threading.Event | None = None  # set once the receipt is in: its second look waits
-    reported_ns: int = 0  # a reported call's: the file clock when its report came
 
     @property
     def ctx(self) -> CallContext:

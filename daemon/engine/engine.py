@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 from intentd.daemon import protocol
-from intentd.daemon.checkpoints.sweep import file_clock_ns
 from intentd.daemon.engine import pipeline
 from intentd.daemon.engine.calls import HANDED_OFF, Evaluation, Outcome, Run, handed_off_answer
 from intentd.daemon.engine.context import CallContext
@@ -36,7 +35,6 @@ from intentd.daemon.grants.model import grantable
 from intentd.daemon.grants.store import GrantBook
 from intentd.daemon.protocol import messages
 from intentd.daemon.sandbox.calls import request_for
-from intentd.daemon.sandbox.late_looks import LateLooks
 from intentd.daemon.sandbox.overlap import OverlapTracker, Running
 from intentd.daemon.tools.anchor import release
 from intentd.daemon.tools.base import ToolContext, ToolFailed, ToolKind, ToolResult
@@ -50,7 +48,6 @@ log = logging.getLogger(__name__)
 EventSink = Callable[[str, dict[str, Any]], None]
 _call_ids = itertools.count(1)
 MAX_UNREPORTED = 10_000
-LATE_LOOKS_AT_STOP = 10.0  # seconds a stop waits for the link sweeps under way
 
 
 class Engine:
@@ -71,7 +68,6 @@ class Engine:
         self._authorized: dict[str, Run] = {}
         self._lock = threading.RLock()
         self._overlap = OverlapTracker()  # calls at the same time: audits undo none of theirs
-        self.late_looks = LateLooks()  # hook-based agents' link sweeps, after their answers
         self._in_flight: dict[str, Running] = {}  # authorized calls, until their report
         self.event_sinks: list[EventSink] = []
         self.tracing = CallTracing(self.home)  # lines written, for blame; spans, for telemetry
@@ -255,14 +251,12 @@ class Engine:
                reported: bool = True) -> Outcome | None:
         """The receipt of an authorized call the client ran (its scope audit included); None when
         the call is unknown. `reported` is False when the client never said the call ran."""
-        reported_ns = file_clock_ns()  # what changes after this is not the command's
         with self._lock:
             run = self._authorized.get(call_id)
             if run is None or run.ctx.session is not session:
                 return None
             del self._authorized[call_id]
             running = self._in_flight.pop(call_id, None)
-        run.reported_ns = reported_ns
         outcome = run.outcome
         if outcome.decision.verdict is Verdict.ASK:  # it was handed to the agent's own prompt
             outcome.decision = handed_off_answer(reported)
@@ -272,11 +266,7 @@ class Engine:
         written = self.tracing.after(run.ctx, list(run.before), keep=self.record)
         run.kept_after = self.record
         outcome.result = ToolResult(ok, output, written=written)
-        try:
-            self._after(run)
-        finally:
-            if run.receipted is not None:
-                run.receipted.set()  # its second look may record now (steps.second_look)
+        self._after(run)
         return outcome
 
     def forget_session(self, session: Session) -> None:
@@ -363,13 +353,9 @@ class Engine:
         return str(checkpoint.id), str(checkpoint.coverage)
 
     def checkpoint_store(self, workspace: Workspace) -> Any:
-        """The workspace's checkpoint store, opened on first use; once no second look of a
-        command's audit runs there (late_looks.py), so that whoever uses it sees the
-        workspace as the audit left it."""
+        """The workspace's checkpoint store, opened on first use."""
         from intentd.daemon.checkpoints import CheckpointStore
         from intentd.daemon.utils.statedir import checkpoints_dir
-
-        self.late_looks.settle(workspace.root_str)
 
         with self._lock:
             store = self._stores.get(workspace.root_str)
@@ -430,8 +416,6 @@ class Engine:
                 log.exception("event sink failed on %s", name)
 
     def close(self) -> None:
-        if not self.late_looks.settle_all(LATE_LOOKS_AT_STOP):
-            log.warning("a scope audit's link sweep was still running at the stop")
         for watcher in self._watchers.values():
             watcher.stop()
         for store in self._stores.values():

@@ -6,7 +6,6 @@ from __future__ import annotations
 import hashlib
 import json
 import socket
-import time
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -72,29 +71,3 @@ def receipt(ev: Evaluation, outcome: Outcome, before: dict[str, str | None],
                                    execution_ms=round(execution_ms, 3)),
             host=socket.gethostname()))
     return entry.to_json()  # the same keys in the same order as ever: the hash chain holds
-
-
-def late_audit_entry(ev: Evaluation, record: dict[str, Any]) -> dict[str, Any]:
-    """The ledger entry of a command's second look (sandbox/late_looks.py): what the link sweep
-    found outside the scope after the call's receipt, as a call of its own, `scope_audit`, in
-    the same session (the app lists it as any other)."""
-    ctx, now = ev.ctx, time.time()
-    args = {"call_id": ev.call_id}
-    intent = messages.ToolIntent(
-        id=f"{ev.call_id}/link-sweep", time=_iso(now), session=ctx.session.id,
-        agent=ctx.session.agent, mode=ctx.session.mode.value, workspace=ctx.root,
-        intent_id=ctx.session.intent_id, tool="scope_audit", args=args,
-        args_sha256=hashlib.sha256(json.dumps(args, sort_keys=True).encode()).hexdigest())
-    failed = "error" in record
-    entry = messages.LedgerEntry(
-        v=1, intent=intent, decision="allow", stage="scope_audit",
-        reason=("the link sweep after the command failed" if failed else
-                "the link sweep after the command found changes outside the scope"),
-        approved_by=None,
-        receipt=messages.ToolReceipt(
-            result="error" if failed else "success",
-            output_sha256=hashlib.sha256(str(record.get("message", "")).encode()).hexdigest(),
-            data={"scope_audit": record}, checkpoint_id=record.get("checkpoint_id"),
-            timing=messages.Timing(started_at=_iso(now), decided_ms=0.0, execution_ms=0.0),
-            host=socket.gethostname()))
-    return entry.to_json()

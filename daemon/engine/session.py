@@ -58,9 +58,6 @@ class Session:
     auto_approved_in_row: int = 0
     # The agent turn (batch) a person rejected: the rest of that batch is skipped.
     rejected_batch: str | None = None
-    # What second looks of its commands' audits found, for its next report (steps.second_look);
-    # a deque: the look's thread appends while the report takes.
-    late_notices: deque[str] = field(default_factory=deque)
 
     def count(self, tally: Tally | None) -> None:
         """Count a call: the one place the repetition history and the auto-approval run change."""

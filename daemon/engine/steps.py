@@ -8,17 +8,15 @@ ledger, the checkpoint store and the hooks through the engine.
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from intentd.daemon import protocol
 from intentd.daemon.engine.calls import Evaluation, Run
 from intentd.daemon.engine.decision import Decision
-from intentd.daemon.engine.receipts import intent_line, late_audit_entry
+from intentd.daemon.engine.receipts import intent_line
 from intentd.daemon.policy.hooks import run_post_hooks, run_pre_hooks
 from intentd.daemon.sandbox import git_control, nested_git
-from intentd.daemon.sandbox.calls import audited, late_audit
+from intentd.daemon.sandbox.calls import audited
 from intentd.daemon.sandbox.landlock import kernel_abi
 from intentd.daemon.tools.anchor import hold_anchors
 from intentd.daemon.tools.base import ToolFailed, ToolKind
@@ -27,7 +25,6 @@ if TYPE_CHECKING:
     from intentd.daemon.engine.engine import Engine
 
 log = logging.getLogger(__name__)
-RECEIPT_WAIT = 30.0  # seconds a second look waits for its call's receipt before it records
 Step = Callable[["Engine", Run], Decision | None]
 
 
@@ -113,37 +110,13 @@ def unconfined_read_only(run: Run) -> bool:
 
 def scope_audit(engine: Engine, run: Run) -> Decision | None:
     """After a command (run here or reported by a hook): out-of-scope changes undone, or only
-    reported when other calls changed the workspace meanwhile. A hook-based agent's command
-    ran unconfined: its link sweep is a second look, after the answer (late_looks.py)."""
+    reported when other calls changed the workspace meanwhile."""
     ctx, outcome = run.ctx, run.outcome
     if outcome.result is None or ctx.kind is not ToolKind.COMMAND or outcome.checkpoint_id is None:
         return None
-    store = engine.checkpoint_store(ctx.session.workspace)
-    later = not run.here and ctx.config.policy.scope_audit != "off"
-    outcome.result = audited(ctx, outcome.result, store, outcome.checkpoint_id, run.overlapped,
-                             run.git_before, sweep=not later)
-    if later:
-        run.receipted = threading.Event()
-        first = outcome.result.data.get("scope_audit")
-        engine.late_looks.start(ctx.root, lambda: second_look(engine, run, store, first))
+    outcome.result = audited(ctx, outcome.result, engine.checkpoint_store(ctx.session.workspace),
+                             outcome.checkpoint_id, run.overlapped, run.git_before)
     return None
-
-
-def second_look(engine: Engine, run: Run, store: Any, first: dict[str, Any] | None) -> None:
-    """The link sweep and what it finds outside the scope, recorded after the call's receipt
-    as an entry of its own; the agent hears of it with the session's next report."""
-    ctx, checkpoint_id = run.ctx, run.outcome.checkpoint_id
-    assert checkpoint_id is not None and run.receipted is not None
-    record = late_audit(ctx, run.ev.call_id, store, checkpoint_id, run.overlapped,
-                        run.reported_ns, first)
-    run.receipted.wait(RECEIPT_WAIT)
-    if record is None:
-        return
-    entry = late_audit_entry(run.ev, record)
-    engine.emit(protocol.TOOLS_FINISHED, entry)
-    ctx.session.late_notices.append(str(record["message"]))
-    if engine.record:
-        engine.ledger(ctx.session.workspace).append(entry)
 
 
 def learn(engine: Engine, run: Run) -> Decision | None:

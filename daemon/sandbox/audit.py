@@ -43,7 +43,7 @@ class Store(Protocol):
 
     def create(self, paths: None, *, label: str) -> Any: ...
     def diff(self, checkpoint_id: str) -> list[Any]: ...
-    def sweep(self, checkpoint_id: str, *, until_ns: int | None = None) -> tuple[str, ...]: ...
+    def sweep(self, checkpoint_id: str) -> tuple[str, ...]: ...
     def git_made(self, checkpoint_id: str,
                  mark: int | None) -> tuple[tuple[str, ...], tuple[str, ...]]: ...
     def restore(self, checkpoint_id: str, *, path: str | None = None) -> Any: ...
@@ -75,7 +75,6 @@ class ScopeAudit:
     git_kept: str | None = None  # where the command's versions of git's files put back are kept
     looked_behind: tuple[str, ...] = ()  # rule files it changed in its scope, looked behind
     moved_out: tuple[str, ...] = ()  # repositories (`.git` entries) it made, moved to git_kept
-    late_for: str = ""  # a second look's (late_looks.py): the call whose command it audited
 
     def to_json(self) -> dict[str, Any]:
         return {"mode": self.mode, "checkpoint_id": self.checkpoint_id, "intent_id": self.intent_id,
@@ -86,27 +85,13 @@ class ScopeAudit:
                 "recheck_undo_checkpoint": self.recheck_undo_checkpoint,
                 "set_aside": list(self.set_aside), "set_aside_checkpoint": self.set_aside_checkpoint,
                 "git_kept": self.git_kept, "looked_behind": list(self.looked_behind),
-                "moved_out": list(self.moved_out), **({"late_for": self.late_for} if self.late_for
-                                                      else {}),
+                "moved_out": list(self.moved_out),
                 "message": self.message()}
-
-    def without(self, paths: set[str]) -> ScopeAudit | None:
-        """What it found beyond `paths` (what an earlier look already told); None if nothing."""
-        found = tuple(item for item in self.found if item[0] not in paths)
-        if not found:
-            return None
-        kept = {path for path, _ in found}
-        return replace(self, found=found, undone=tuple(p for p in self.undone if p in kept),
-                       left=tuple(item for item in self.left if item[0] in kept),
-                       set_aside=tuple(p for p in self.set_aside if p in kept),
-                       moved_out=tuple(p for p in self.moved_out if p in kept))
 
     def message(self) -> str:
         """What the agent is told, one path a line."""
         scope = f"intent {self.intent_id}'s owned_scope" if self.intent_id else "any intent's scope"
-        lines = [f"[scope audit, by the link sweep after call {self.late_for}: that command "
-                 f"changed files outside {scope}]" if self.late_for else
-                 f"[scope audit: this command changed files outside {scope}]"]
+        lines = [f"[scope audit: this command changed files outside {scope}]"]
         undone, left = set(self.undone), dict(self.left)
         for path, status in self.found:
             shown = _shown(path)
@@ -170,37 +155,26 @@ def in_scope(intent: Intent | None, path: str, fold_case: bool = False) -> bool:
 
 def audit(store: Store, checkpoint_id: str, intent: Intent | None, mode: str,
           overlapped: bool = False, writable: tuple[str, ...] | None = None,
-          fold_case: bool = False, git_before: git_control.Before | None = None,
-          sweep: bool = True, late_until: int | None = None) -> ScopeAudit | None:
+          fold_case: bool = False,
+          git_before: git_control.Before | None = None) -> ScopeAudit | None:
     """Compare what changed since checkpoint_id with the intent's scope; None when all is in it.
     In restore mode each out-of-scope path is brought back to its state at the checkpoint,
     unless other calls changed the workspace meanwhile (overlapped): the changes could be
     theirs, so they are only reported. `writable`: the only folders and files a confined
     command could write; a change elsewhere is someone else's (the person's editor, another
     agent) and is left alone. `git_before`: git's state right after the checkpoint
-    (git_control.Before; None: not read). `sweep`: False leaves the link sweep of an
-    unconfined command to a second look (late_looks.py), so this audit answers sooner.
-    `late_until`: this is that second look; it finds only writes through links made before
-    that moment (ns, on the clock file times come from: the command's report), since what
-    changed later is someone else's; git's own files were the first look's."""
+    (git_control.Before; None: not read)."""
     if mode == "off":
         return None
-    links = _Links(writable is None and (sweep or late_until is not None), late_until)
-    links.sweep(store, checkpoint_id)
+    if writable is None:  # unconfined, it could write through a link no watcher sees
+        store.sweep(checkpoint_id)
     changed, found = _outside(store, checkpoint_id, intent, writable, fold_case)
-    found = links.only(found)
     before = git_before or git_control.Before(None)
-    if late_until is None:
-        made, unsure = _repos_made(store, checkpoint_id, before, writable)
-        nested = _nested_changes(before.nested, writable)
-        git_found = (_git_changes(before.own, writable) + nested
-                     + tuple((p, "added") for p in made)
-                     + tuple((p, "modified") for p in unsure))
-    else:
-        made, unsure, nested, git_found = (), (), (), ()
+    made, unsure = _repos_made(store, checkpoint_id, before, writable)
+    nested = _nested_changes(before.nested, writable)
+    git_found = (_git_changes(before.own, writable) + nested
+                 + tuple((p, "added") for p in made) + tuple((p, "modified") for p in unsure))
     seen = {p for p, _ in found}
-    # (a second look's too, whenever the rule changed: the first look's own look behind it
-    # put it back after the report)
     behind = tuple(p for p, _ in changed if is_rule_file(p) and p not in seen)
     if not found and not git_found and not (behind and mode == "restore" and not overlapped):
         return None
@@ -244,9 +218,10 @@ def audit(store: Store, checkpoint_id: str, intent: Intent | None, mode: str,
     away: list[tuple[str, str]] = []
     try:
         _take_away(store, checkpoint_id, behind, away)
-        links.sweep(store, checkpoint_id)  # the first sweep went by the rules the command left
+        if writable is None:  # the first sweep went by the rules the command left
+            store.sweep(checkpoint_id)
         changed, again = _outside(store, checkpoint_id, intent, writable, fold_case)
-        more = tuple((p, s) for p, s in links.only(again) if p not in seen and p not in behind)
+        more = tuple((p, s) for p, s in again if p not in seen and p not in behind)
         undone_more, left_more, undo_more = (_restore(store, checkpoint_id, more, changed) if more
                                              else ([], [], None))
     finally:
@@ -257,28 +232,6 @@ def audit(store: Store, checkpoint_id: str, intent: Intent | None, mode: str,
     return replace(result, found=found + more, undone=result.undone + tuple(undone_more),
                    left=result.left + tuple(left_more), rechecked=True,
                    recheck_undo_checkpoint=undo_more, looked_behind=behind)
-
-
-@dataclass
-class _Links:
-    """An audit's link sweep: off (a confined command, or one whose sweep is a second look's),
-    or on; in a second look (`until_ns`), only what the sweeps found may be found at all."""
-
-    on: bool
-    until_ns: int | None = None
-    swept: set[str] | None = None
-
-    def sweep(self, store: Store, checkpoint_id: str) -> None:
-        if not self.on:
-            return
-        found = store.sweep(checkpoint_id, until_ns=self.until_ns)
-        if self.until_ns is not None:
-            self.swept = (self.swept or set()) | set(found)
-
-    def only(self, items: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
-        if self.swept is None:
-            return items
-        return tuple(item for item in items if item[0] in self.swept)
 
 
 def _take_away(store: Store, checkpoint_id: str, rules: tuple[str, ...],

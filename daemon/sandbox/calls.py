@@ -25,14 +25,12 @@ def request_for(ctx: CallContext, approved_by: str | None) -> SandboxRequest:
 
 
 def audited(ctx: CallContext, result: ToolResult, store: Store, checkpoint_id: str,
-            overlapped: bool = False, git_before: Before | None = None,
-            sweep: bool = True) -> ToolResult:
-    """The result with the scope audit's word added: what was undone, named path by path.
-    `sweep`: False leaves the link sweep to a second look (late_audit)."""
+            overlapped: bool = False, git_before: Before | None = None) -> ToolResult:
+    """The result with the scope audit's word added: what was undone, named path by path."""
     mode = ctx.config.policy.scope_audit
     try:
         found = audit(store, checkpoint_id, audit_intent(ctx), mode, overlapped,
-                      _writable(result), ctx.config.fold_case, git_before, sweep)
+                      _writable(result), ctx.config.fold_case, git_before)
     except Exception as exc:  # never silent: the agent, the ledger and the app are told
         log.exception("scope audit after %s failed", checkpoint_id)
         note = (f"[scope audit failed: {exc}; changes outside the scope may remain — "
@@ -42,29 +40,6 @@ def audited(ctx: CallContext, result: ToolResult, store: Store, checkpoint_id: s
     if found is None:
         return result
     return _with(result, found.message(), found.to_json())
-
-
-def late_audit(ctx: CallContext, call_id: str, store: Store, checkpoint_id: str,
-               overlapped: bool, reported_ns: int,
-               first: dict[str, Any] | None) -> dict[str, Any] | None:
-    """The second look at an unconfined command's changes (late_looks.py): what the link
-    sweep finds changed before the command's report (`reported_ns`, on the file clock)
-    outside the scope. The record of what it found that the first look (`first`, its record)
-    had not told, or None."""
-    mode = ctx.config.policy.scope_audit
-    try:
-        found = audit(store, checkpoint_id, audit_intent(ctx), mode, overlapped, None,
-                      ctx.config.fold_case, late_until=reported_ns)
-    except Exception as exc:
-        log.exception("the link sweep after %s failed", checkpoint_id)
-        note = (f"[scope audit, link sweep after call {call_id} failed: {exc}; writes through "
-                f"a hard link outside the scope may remain — compare with checkpoint "
-                f"{checkpoint_id}]")
-        return {"mode": mode, "checkpoint_id": checkpoint_id, "error": str(exc),
-                "late_for": call_id, "message": note}
-    told = {item[0] for item in (first or {}).get("out_of_scope", ())}
-    new = found.without(told) if found is not None else None
-    return replace(new, late_for=call_id).to_json() if new is not None else None
 
 
 def audit_intent(ctx: CallContext) -> Intent | None:

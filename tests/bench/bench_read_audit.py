@@ -8,11 +8,6 @@ call, as a hook-based agent sends them), in alternating blocks so the same load 
 - after, nothing changed since the store's latest checkpoint: it serves (the common case);
 - after, one file changed before each read (a person's edit, untimed): a new checkpoint.
 Prints p50 and p90 per round trip, and what the audit adds at each. Asserts nothing.
-
-The link sweep of such a command's audit (a stat of every file) runs after its report is
-answered, and the workspace's next call waits for it: back to back, as here by default, each
-round trip still pays it. --pause S leaves S seconds, untimed, between a report and the
-session's next read, as an agent's model takes to answer.
 """
 
 from __future__ import annotations
@@ -38,8 +33,8 @@ WARM_UP = 20
 class Reader:
     """One agent session on one workspace: authorize a read, then report it run."""
 
-    def __init__(self, socket_path: Path, ws: Path, edit: bool, pause: float = 0.0) -> None:
-        self.ws, self.edit, self.pause, self.n = ws, edit, pause, 0
+    def __init__(self, socket_path: Path, ws: Path, edit: bool) -> None:
+        self.ws, self.edit, self.n = ws, edit, 0
         self.client = Client(socket_path, timeout=60).connect()
         self.client.initialize("bench")
         self.session_id = self.client.call(protocol.SESSIONS_OPEN, {
@@ -50,7 +45,6 @@ class Reader:
 
     def __call__(self) -> float:
         self.n += 1
-        time.sleep(self.pause)  # the agent's model at work: not timed
         if self.edit:  # the person saves a file between two reads: not timed
             (self.ws / "docs" / "notes.md").write_text(f"edit {self.n}\n")
         started = time.perf_counter()
@@ -82,8 +76,6 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=300)
     parser.add_argument("--files", type=int, default=5000)
-    parser.add_argument("--pause", type=float, default=0.0,
-                        help="seconds between a report and the session's next read, untimed")
     args = parser.parse_args()
     files = max(args.files, args.rounds + WARM_UP + 1)
     with tempfile.TemporaryDirectory(prefix="itd-", dir="/tmp") as tmp:
@@ -97,7 +89,6 @@ def main() -> None:
             for reader in readers.values():  # the workspaces loaded, watched, their first checkpoint
                 for _ in range(WARM_UP):
                     reader()
-                reader.pause = args.pause
             time.sleep(1)
             samples: dict[str, list[float]] = {label: [] for label in readers}
             for _ in range(0, args.rounds, BLOCK):
@@ -105,7 +96,7 @@ def main() -> None:
                     samples[label].extend(reader() for _ in range(BLOCK))
     base = samples["before"]
     print(f"tools/authorize + tools/report of a read-only command, {files:,} files, "
-          f"{len(base)} rounds each, {args.pause:g} s between a report and the next read")
+          f"{len(base)} rounds each")
     print("| case | p50 ms | p90 ms | added p50 | added p90 | checkpoints taken |")
     print("|---|---|---|---|---|---|")
     for label, found in samples.items():

@@ -9,9 +9,8 @@ Prints markdown tables; asserts nothing about timings.
     Also the parent's share alone (building the rule set and the temp folder).
 (2) The scope audit after a command that changed 10 files of a workspace of --files files
     (watcher running): 6 changed and 4 created outside the scope, restored, after a command
-    nothing confined (a hook-based agent's: its report is answered without the sweep for
-    writes through hard links, which a second look then runs) and after a confined one (no
-    sweep); the sweep alone; and 10 changed inside it, audited with the sweep and kept.
+    nothing confined (the audit sweeps for writes through hard links) and after a confined one
+    (no sweep); the sweep alone; and 10 changed inside it, audited and kept.
 (3) The link sweep in a monorepo whose packages each have an ignored node_modules/, with those
     folders left out by name and listed whole.
 """
@@ -105,8 +104,7 @@ def audit_cost(base: Path, count: int, reps: int) -> None:
     # where a confined command could write (all of it but the scope's own folder: every stray
     # lands there): its audit needs no sweep, since Landlock lets it make no link across folders
     writable = tuple(sorted({p.split("/")[0] for p in os.listdir(root)} - {inside}))
-    times: dict[str, list[float]] = {"unconfined": [], "late": [], "confined": [], "kept": [],
-                                     "sweep": []}
+    times: dict[str, list[float]] = {"unconfined": [], "confined": [], "kept": [], "sweep": []}
     try:
         store.create(None, label="baseline")
         for rep in range(reps):
@@ -121,15 +119,9 @@ def audit_cost(base: Path, count: int, reps: int) -> None:
                         handle.write("# changed\n")
                 for k in range(4):
                     (root / other / f"new_{kind}_{rep}_{k}.py").write_text("stray\n")
-                # unconfined, as a hook-based agent's command: the report is answered after
-                # the audit without the link sweep; the sweep's second look follows it
-                reported = sweep.file_clock_ns()
                 times[kind].append(timed(lambda c=cp, w=how, m=mark: _checked(
                     audit(store, c, intent, "restore", writable=w,
-                          git_before=git_control.Before(None, mark=m), sweep=False), 10)))
-                if how is None:
-                    times["late"].append(timed(lambda c=cp, r=reported: _checked(
-                        audit(store, c, intent, "restore", late_until=r), 0)))
+                          git_before=git_control.Before(None, mark=m)), 10)))
             time.sleep(0.05)
             cp = store.create(None, label="before command").id
             mark = store.git_mark()
@@ -144,14 +136,11 @@ def audit_cost(base: Path, count: int, reps: int) -> None:
         store.close()
     print(f"\n## Scope audit after a command that changed 10 of {count} files "
           f"(watcher running, {reps} reps, median / p90 ms)\n")
-    print("| 10 outside the scope, found and restored: unconfined, before the answer "
-          "| then its second look, the link sweep, after the answer "
-          "| the same 10, confined (no sweep) | the sweep alone "
-          "| 10 inside the scope, unconfined, with the sweep |")
-    print("|---|---|---|---|---|")
+    print("| 10 outside the scope, found and restored: unconfined (with the link sweep) "
+          "| the same, confined (no sweep) | the sweep alone | 10 inside the scope, unconfined |")
+    print("|---|---|---|---|")
     print(" | ".join(["", *(f"{ms(times[k])} / {p90(times[k])}"
-                           for k in ("unconfined", "late", "confined", "sweep", "kept")), ""]
-                     ).strip())
+                           for k in ("unconfined", "confined", "sweep", "kept")), ""]).strip())
     ratio = statistics.median(times["sweep"]) * 1000 / float(git_status)
     print(f"\nFor scale, `git status` of the same tree (a stat of every file too), same run: "
           f"{git_status} ms median; the sweep costs {ratio:.2f}× it")

@@ -117,12 +117,9 @@ def test_a_write_through_a_hard_link_is_found_and_undone(connect: Connect, tmp_p
             os.utime(tmp_path / "link", ns=(before.st_atime_ns, before.st_mtime_ns))
             (tmp_path / "link").unlink()
 
-    first, late, told = swept_make(connect, workspace, make)
-    assert first == {}, "no watcher saw the writes: the answer did not wait for the sweep"
-    assert sorted(late["undone"]) == [".orchestration/active_intents.yaml", "docs/guide.md"]
+    audit = reported_make(connect, workspace, make)
+    assert sorted(audit["undone"]) == [".orchestration/active_intents.yaml", "docs/guide.md"]
     assert {path: path.read_text() for path in originals} == originals
-    assert told.startswith(f"[scope audit, by the link sweep after call {late['late_for']}: ")
-    assert "undone: docs/guide.md (modified; brought back" in told
     # intentd's own commands run under Landlock, which refuses a link across folders
     answer = unasked_command(connect, workspace, "ln docs/guide.md src/g && echo linked")
     assert "Invalid cross-device link" in answer["result"]["output"]
@@ -390,9 +387,8 @@ def test_a_rule_in_the_scope_hides_no_write_through_a_link_either(connect: Conne
         os.utime(tmp_path / "link", ns=(before.st_atime_ns, before.st_mtime_ns))
         (tmp_path / "link").unlink()
 
-    first, late, _ = swept_make(connect, workspace, make)
-    assert first == {}
-    assert late["undone"] == ["docs/guide.md"] and late["looked_behind"] == [".gitignore"]
+    audit = reported_make(connect, workspace, make)
+    assert audit["undone"] == ["docs/guide.md"] and audit["looked_behind"] == [".gitignore"]
     assert guide.read_text() == "# guide\n"
 
 
@@ -543,32 +539,6 @@ def reported_make(connect: Connect, workspace: Path,
     answer = agent.call(protocol.TOOLS_REPORT, {"session_id": session_id, "call_id": grant["call_id"],
                                                 "ok": True, "output": "make: done"})
     return dict(answer["scope_audit"])
-
-
-def swept_make(connect: Connect, workspace: Path, make: Callable[[], None]
-               ) -> tuple[dict[str, Any], dict[str, Any], str]:
-    """A hook-based agent's `make` as in reported_make, then its next command: what the
-    report's audit said, the ledger's record of the link sweep that followed it, and what
-    the next report told the agent."""
-    agent = connect("claude-code")
-    session_id = open_session(agent, workspace)
-
-    def command(line: str, run: Callable[[], None]) -> dict[str, Any]:
-        grant = agent.call(protocol.TOOLS_AUTHORIZE, {"session_id": session_id,
-                                                      "tool": "execute_command",
-                                                      "args": {"command": line}})
-        assert grant["decision"] == "allow", grant
-        run()
-        return dict(agent.call(protocol.TOOLS_REPORT, {
-            "session_id": session_id, "call_id": grant["call_id"], "ok": True, "output": ""}))
-
-    first = command("make", make).get("scope_audit", {})
-    # the next command's checkpoint waits for the sweep: it finds it done
-    told = command("ls", lambda: None)["scope_audit"]["message"]
-    late = [entry for entry in ledger_entries(connect("cli"), workspace)
-            if entry["intent"]["tool"] == "scope_audit"]
-    assert len(late) == 1
-    return first, late[0]["receipt"]["data"]["scope_audit"], told
 
 
 def test_ignored_files_are_not_watched_so_not_undone(connect: Connect, tmp_path: Path) -> None:

@@ -69,12 +69,7 @@ def register(table: MethodTable, core: DaemonCore) -> None:
             raise MethodError(protocol.INVALID_PARAMS, "call_id is not an authorized call of this "
                            "session awaiting its report", {"param": "call_id"})
         audit = outcome.result.data.get("scope_audit") if outcome.result else None
-        # what the scope audit found and undid; its message is for the hook to hand the agent,
-        # after what the link sweeps of the session's earlier commands found
-        late = [session.late_notices.popleft() for _ in range(len(session.late_notices))]
-        if late:
-            told = [*late, str(audit["message"])] if audit else late
-            audit = {**(audit or {}), "message": "\n".join(told)}
+        # what the scope audit found and undid; its message is for the hook to hand the agent
         return messages.Reported(recorded=True, scope_audit=audit or {}).to_json()
 
     for name, handler in [(protocol.TOOLS_LIST, tools_list), (protocol.TOOLS_CALL, tools_call),
