@@ -330,6 +330,7 @@ NEVER_AUTO: list[tuple[str, str]] = [
     ("mksh-tty-option", "mksh -c -T true 'touch x'"),
     ("stdin-script-read-away", "bash <<EOF\nhead -c 7\necho '\ntouch pwned\n'\nEOF"),
     ("heredoc-expands-code", "x=';touch pwned'; bash <<EOF\necho $x\nEOF"),
+    ("heredoc-expands-after-backslash", "x=';touch pwned'; bash <<EOF\necho \\\\$x\nEOF"),
     ("watch-exec-words", "watch -x env \"a='x\" sh -c \"touch pwned\" \"'\" ls"),
     ("xxd-dash-output", "xxd -r -p hex.txt -evil"),
 ]

@@ -12,7 +12,7 @@ from intentd.daemon.policy.command.words import Word
 # Shells whose language bashlex does not speak: their code is never seen through. The ksh
 # family is among them: mksh evaluates `[ 'a[$(cmd)]' -eq 0 ]` as arithmetic, running cmd.
 _FOREIGN = frozenset({"fish", "csh", "tcsh", "ksh", "mksh", "yash", "posh"})
-# The one option letter every other shell reads as bash does; -c, -s and -l are read apart.
+# The option letters every other shell reads as bash does; -c, -s and -l are read apart.
 _POSIX_FLAGS = frozenset("eux")
 # Options that leave the code meaning what bashlex reads. Not among them: -k (NAME=value
 # words after the command go into its environment), -H and -i (history expansion rewrites
@@ -47,9 +47,9 @@ def shell_unwrap(words: tuple[Word, ...], stdin_kind: str, stdin_text: str | Non
     """What a shell runs: its -c string, a script, or the here-document it reads."""
     name = words[0].text
     if name in _FOREIGN:
-        return Unwrap(name, False, f"`{name}` is not a POSIX shell",
+        return Unwrap(name, False, f"`{name}` does not read code as bash does",
                       opaque=f"`{name}` code is not analysed")
-    options = _options(words, _FLAGS if _base(name) in ("bash", "rbash") else _POSIX_FLAGS)
+    options = _options(words, bash=_base(name) in ("bash", "rbash"))
     if options is None:
         why = f"`{name}` options are not understood"
         return Unwrap(name, False, why, opaque=why, runs_suffix=True)
@@ -102,8 +102,9 @@ def _base(name: str) -> str:
     return name.rpartition("/")[2]
 
 
-def _options(words: tuple[Word, ...], flags: frozenset[str]) -> _ShellOptions | None:
+def _options(words: tuple[Word, ...], bash: bool) -> _ShellOptions | None:
     """Walk bash-style options: letter clusters after - or +, -o/-O taking a word."""
+    flags = _FLAGS if bash else _POSIX_FLAGS
     found = _ShellOptions()
     index = 1
     while index < len(words):
@@ -116,7 +117,7 @@ def _options(words: tuple[Word, ...], flags: frozenset[str]) -> _ShellOptions | 
             break
         if not word.known:
             return None
-        if flags is not _FLAGS and (text.startswith("--") or set(text) & set("oO")):
+        if not bash and (text.startswith("--") or set(text) & set("oO")):
             return None  # long options and set names are bash's: another shell's differ
         if text.startswith("--") or text[0] == "-" and text[1:] in _LONG_NAMES:
             name = text.lstrip("-")

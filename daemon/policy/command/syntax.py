@@ -31,7 +31,7 @@ _HIDDEN_CODE = ("$(", "`", "<(", ">(", "${", "$[", "[")
 _EXPANDED_NAMES = re.compile(r"(?:^#?|\$\{?#?)([A-Za-z_][A-Za-z0-9_]*)")
 _HEREDOC_NAMES = re.compile(r"\$\{?#?([A-Za-z_][A-Za-z0-9_]*)")
 _HEREDOC_ESCAPE = re.compile(r"\\([\\$`\n])")
-_HEREDOC_EXPANDS = re.compile(r"(?<!\\)\$[A-Za-z_0-9@*#?$!-]")  # `$x`, `$_`, `$1`, `$$`
+_EXPANDS_AFTER_DOLLAR = re.compile(r"[A-Za-z_0-9@*#?$!-]")  # `$x`, `$_`, `$1`, `$$`
 _DECLARERS = frozenset({"export", "declare", "typeset", "local", "readonly"})
 # A substring expansion (`${x:off:len}`, not `:-` `:=` `:?` `:+`) naming a variable.
 _ARITHMETIC_ON_NAMES = re.compile(r":(?![-=?+]).*[A-Za-z_]", re.DOTALL)
@@ -288,11 +288,25 @@ class _Walker:
         if not quoted and any(mark in body for mark in ("$(", "`", "${", "$[")):
             self.syntax.hidden.append("a here-document expands `$(…)`, backticks or `${…}`")
             return None
-        if not quoted and _HEREDOC_EXPANDS.search(body):
+        if not quoted and _expands(body):
             return None  # its reader gets the values, known only when it runs
         # unquoted, the shell drops the backslash before \, $, ` and a line break: its reader
         # gets `\'` where the command shows `\\'`
         return body if quoted else _HEREDOC_ESCAPE.sub(_unescaped, body)
+
+
+def _expands(body: str) -> bool:
+    """Whether an unquoted here-document expands a parameter: `$x`, and `$x` after an escaped
+    backslash, but not a `$` a backslash escapes."""
+    index = 0
+    while index < len(body):
+        if body[index] == "\\":
+            index += 2
+            continue
+        if body[index] == "$" and _EXPANDS_AFTER_DOLLAR.match(body, index + 1):
+            return True
+        index += 1
+    return False
 
 
 def _unescaped(match: re.Match[str]) -> str:
