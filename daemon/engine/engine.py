@@ -12,8 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from intentd.daemon import protocol
+from intentd.daemon.checkpoints.inotify import available as inotify_available
 from intentd.daemon.engine import pipeline
 from intentd.daemon.engine.calls import HANDED_OFF, Evaluation, Outcome, Run, handed_off_answer
+from intentd.daemon.engine.config_watch import SharedConfigWatch
 from intentd.daemon.engine.context import CallContext
 from intentd.daemon.engine.decision import Decision, Verdict
 from intentd.daemon.engine.ledger import Ledger, LedgerUnwritable
@@ -59,7 +61,8 @@ class Engine:
         self.recheck = Pipeline(recheck_stages())
         self.workspaces: dict[str, Workspace] = {}
         self.sessions: dict[str, Session] = {}
-        self._watchers: dict[str, ConfigWatcher] = {}
+        self._watchers: dict[str, ConfigWatcher] = {}  # where there is no inotify
+        self._config_watch: SharedConfigWatch | None = None  # every workspace's, on Linux
         self._ledgers: dict[str, Ledger] = {}
         self._stores: dict[str, Any] = {}
         self._opening: dict[str, threading.Lock] = {}  # per workspace, while its store opens
@@ -85,12 +88,25 @@ class Engine:
                 found = Workspace(resolved, policy_path)
                 self.workspaces[found.root_str] = found
                 if self.watch:
-                    watcher = ConfigWatcher(found)
-                    watcher.start()
-                    self._watchers[found.root_str] = watcher
+                    self._watch_config(found)
                     if self.use_checkpoints:
                         self._warm_up(found)
             return found
+
+    def _watch_config(self, workspace: Workspace) -> None:
+        """Reload the workspace's config when it changes: through the one shared inotify
+        instance where there is inotify, else a watchdog observer of its own."""
+        if self._config_watch is None and inotify_available():
+            try:
+                self._config_watch = SharedConfigWatch()
+            except OSError as exc:
+                log.warning("cannot watch config files with inotify (%s); one observer each", exc)
+        if self._config_watch is not None:
+            self._config_watch.add(workspace)
+            return
+        watcher = ConfigWatcher(workspace)
+        watcher.start()
+        self._watchers[workspace.root_str] = watcher
 
     def _warm_up(self, workspace: Workspace) -> None:
         """Open the workspace's checkpoint store and take its baseline in the background, so no
@@ -416,6 +432,9 @@ class Engine:
                 log.exception("event sink failed on %s", name)
 
     def close(self) -> None:
+        if self._config_watch is not None:
+            self._config_watch.stop()
+            self._config_watch = None
         for watcher in self._watchers.values():
             watcher.stop()
         for store in self._stores.values():

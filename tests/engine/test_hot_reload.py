@@ -78,3 +78,54 @@ def test_ignore_rules_are_reloaded(tmp_path: Path) -> None:
         assert decide(engine, session, "read_file", path="notes.txt").decision.stage == "access"
     finally:
         engine.close()
+
+
+def inotify_instances() -> int:
+    """This process's inotify instances, as /proc lists its descriptors."""
+    count = 0
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            count += "inotify" in os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            continue  # closed meanwhile
+    return count
+
+
+def test_every_workspace_s_config_is_watched_through_one_inotify_instance(tmp_path: Path) -> None:
+    """A user has 128 inotify instances for all their programs: a daemon with many workspaces
+    open must not take one each."""
+    before = inotify_instances()
+    engine = Engine(tmp_path / "state", watch=True, checkpoints=False)
+    try:
+        spaces = [engine.workspace(make_workspace(tmp_path / f"ws{n}", make_intent(f"INT-{n}")))
+                  for n in range(6)]
+        assert inotify_instances() - before == 1
+        last = spaces[-1]
+        intents = last.root / ".orchestration" / "active_intents.yaml"
+        save_like_an_editor(intents, intents.read_text().replace("INT-5", "INT-55"))
+        wait_for(lambda: last.config.intents.get("INT-55") is not None)
+    finally:
+        engine.close()
+    assert inotify_instances() == before, "closing the engine gives it back"
+
+
+def test_an_orchestration_folder_moved_away_and_made_again_is_watched(tmp_path: Path) -> None:
+    root = make_workspace(tmp_path / "ws", make_intent("FIRST"))
+    engine = Engine(tmp_path / "state", watch=True, checkpoints=False)
+    try:
+        workspace = engine.workspace(root)
+        os.rename(root / ".orchestration", tmp_path / "old-orchestration")
+        wait_for(lambda: workspace.config.intents.intents == ())
+        make_workspace(root, make_intent("SECOND"))
+        wait_for(lambda: workspace.config.intents.get("SECOND") is not None)
+        intents = root / ".orchestration" / "active_intents.yaml"
+        save_like_an_editor(intents, intents.read_text().replace("SECOND", "THIRD"))
+        wait_for(lambda: workspace.config.intents.get("THIRD") is not None)
+        # the folder moved away is no longer watched: writing it changes nothing here
+        moved = tmp_path / "old-orchestration" / "active_intents.yaml"
+        moved.write_text(moved.read_text().replace("FIRST", "FOURTH"))
+        time.sleep(0.5)
+        assert workspace.config.intents.get("THIRD") is not None
+        assert workspace.config.intents.get("FOURTH") is None
+    finally:
+        engine.close()
