@@ -333,6 +333,23 @@ NEVER_AUTO: list[tuple[str, str]] = [
     ("heredoc-expands-after-backslash", "x=';touch pwned'; bash <<EOF\necho \\\\$x\nEOF"),
     ("watch-exec-words", "watch -x env \"a='x\" sh -c \"touch pwned\" \"'\" ls"),
     ("xxd-dash-output", "xxd -r -p hex.txt -evil"),
+    # A third review: getopt takes a `--` right after an option as its value, so the options
+    # after it still count; binutils read @FILE as options; git config reads of secrets.
+    ("git-grep-dashdash-open-files", "git grep -e -- -e hi -O'touch pwned;'"),
+    ("sed-line-length-value", "sed -n --line-length -- p -e '1e touch pwned' README.md"),
+    ("sed-line-length-in-place", "sed -n --line-length -- s/a/b/p -i f"),
+    ("find-dashdash-delete", "find src -name -- -o -delete"),
+    ("find-dashdash-fprint", "find src -name -- -fprint out"),
+    ("rg-dashdash-pre", "rg -e -- --pre=src/pre.sh -e print src/a.py"),
+    ("sort-dashdash-output", "sort -T -- -o out1 README.md"),
+    ("tree-dashdash-output", "tree -I -- -o treeout src"),
+    ("file-dashdash-compile", "file -F -- -C -m msrc"),
+    ("diff-dashdash-paginate", "diff -L -- -l README.md src/a.py"),
+    ("strings-response-file", "strings @/etc/passwd"),
+    ("git-config-global-list", "git config --global --list"),
+    ("git-config-system-list", "git config --system --list"),
+    ("git-config-token", "git config --get github.token"),
+    ("git-config-remote-url", "git config remote.origin.url"),
 ]
 
 EVERYDAY_READ_ONLY: list[tuple[str, str]] = [

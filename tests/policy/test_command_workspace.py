@@ -151,6 +151,18 @@ IGNORED_READS: list[tuple[str, str]] = [
     ("for-glob-later-word", "for f in src docs secrets/?*; do echo $f; done"),
     ("bash-lc-echo-glob", "bash -lc 'echo secrets/*'"),
     ("cd-echo-glob", "cd src && echo ../secrets/*"),
+    # A third review: `--` taken as an option's value, so options after it still count;
+    # binutils' @FILE; a value attached to a short option, any name; git's content reads.
+    ("grep-dashdash-value-recurse", "grep -e -- --directories=recurse -e TOKEN ."),
+    ("grep-dashdash-value-R", "grep -e -- -R -e token ."),
+    ("sort-dashdash-files0", "sort -T -- --files0-from=list0"),
+    ("strings-response-file", "strings @.env"),
+    ("strings-response-folder", "strings @secrets/key.txt"),
+    ("file-attached-magic", "file -msecret.txt README.md"),
+    ("file-bundled-magic", "file -bmsecret.txt README.md"),
+    ("hexdump-attached-format", "hexdump -fsecret.txt src/a.py"),
+    ("git-status-verbose", "git status -vv"),
+    ("git-config-blob", "git config --blob 'HEAD^{/!-:}:secret.txt' --list"),
 ]
 
 

@@ -8,6 +8,7 @@ from intentd.daemon.policy.command.inspect import xxd_operands
 from intentd.daemon.policy.command.options import operands
 from intentd.daemon.policy.command.readonly import READ_ONLY
 
+MAX_ATTACHED = 64  # where an attached value may start, at most: a longer word is rare
 # Programs whose arguments are not files (echo's words, tr's sets, which's names).
 _NO_PATHS = frozenset(name for name, rule in READ_ONLY.items() if not rule.reads_paths)
 
@@ -40,16 +41,13 @@ def path_args(name: str, args: Sequence[str]) -> tuple[str, ...]:
 
 
 def _attached_values(word: str) -> list[str]:
-    """Paths a short option may carry attached (`grep -f.env`, `file -f/etc/x`).
+    """Paths a short option may carry attached (`grep -f.env`, `file -bmcredentials`).
 
-    Where the option letters end is not known here, so every plausible start is listed:
-    after the first letter, and at the first `/`, `~` and `.`. Single characters (`cut
-    -d/`, `sort -t.`) are separators far more often than files, and are left out.
+    Where the option letters end is not known here, so every start after the first letter
+    is listed (`-bmsecrets.json` may be -b -m secrets.json). Single characters (`cut -d/`,
+    `sort -t.`) are separators far more often than files, and are left out.
     """
-    if not any(char in word for char in "/~."):
-        return []
-    starts = {2} | {word.find(char) for char in "/~." if word.find(char) >= 2}
-    return [word[start:] for start in sorted(starts) if len(word) - start > 1]
+    return [word[start:] for start in range(2, min(len(word) - 1, MAX_ATTACHED))]
 
 
 def _git_paths(args: Sequence[str]) -> tuple[str, ...]:

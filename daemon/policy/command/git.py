@@ -106,25 +106,37 @@ def _remote(rest: Sequence[str]) -> str | None:
     return f"`git remote {rest[0]}` changes remotes or contacts the network"
 
 
-_CONFIG_READS = frozenset({"--get", "--get-all", "--get-regexp", "--get-urlmatch", "--list",
-                           "-l", "--get-colorbool"})
-_CONFIG_SAFE = frozenset({"--global", "--system", "--local", "--worktree", "--file", "-f",
-                          "--blob", "--show-origin", "--show-scope", "--name-only", "-z",
+_CONFIG_READS = frozenset({"--get", "--get-all", "--get-colorbool"})
+_CONFIG_SAFE = frozenset({"--local", "--worktree", "--show-origin", "--show-scope", "-z",
                           "--null", "--type", "--bool", "--int", "--bool-or-int", "--path",
                           "--expiry-date", "--includes", "--no-includes", "--default"})
+# Sections whose values hold no secret. Not among them: remote.*.url and url.* (a token in
+# the address), http.* (extraHeader: an Authorization header), credential.*; nor --list,
+# --get-regexp, --global, --system, --file or --blob, which read all of a file, one outside
+# the workspace or an ignored one (`--blob HEAD:secret.ini`).
+_CONFIG_SECTIONS = frozenset({
+    "user", "init", "core", "pull", "push", "merge", "rebase", "fetch", "branch", "color",
+    "alias", "diff", "log", "status", "commit", "tag", "format", "advice", "help", "pager",
+    "column", "grep", "blame", "gpg", "safe"})
+_CONFIG_SECRET_WORDS = ("token", "password", "passwd", "secret", "credential", "header", "auth")
 
 
 def _config(rest: Sequence[str]) -> str | None:
-    if rest and rest[0] in ("get", "list"):
-        return None
+    if rest and rest[0] == "get":
+        rest = rest[1:]  # newer git's `git config get NAME`
     options = {word.split("=", 1)[0] for word in rest if word.startswith("-")}
     unknown = options - _CONFIG_READS - _CONFIG_SAFE
-    names = operands(rest, ("-f", "--file", "--blob", "--type", "--default"))
+    names = operands(rest, ("--type", "--default"))
     # `git config user.name` reads like --get; a second operand would set it, and a word
     # without a dot is a subcommand in newer git (`git config edit` opens an editor).
-    if not unknown and (options & _CONFIG_READS or (len(names) == 1 and "." in names[0])):
-        return None
-    return "`git config` may set configuration; only reading forms are read-only"
+    if unknown or len(names) != 1 or "." not in names[0]:
+        return ("`git config` may set configuration, or print all of a file; only getting "
+                "one setting is read-only")
+    name = names[0].lower()
+    if name.split(".", 1)[0] not in _CONFIG_SECTIONS or any(
+            word in name for word in _CONFIG_SECRET_WORDS):
+        return f"`git config` would print `{names[0]}`, which may hold a secret"
+    return None
 
 
 def _first_word_in(allowed: frozenset[str], name: str, empty_ok: bool) -> Check:

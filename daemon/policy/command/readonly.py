@@ -30,6 +30,11 @@ class ReadOnlyRule:
     checked_args: int | None = None  # how many leading arguments `check` looks at (None: all)
 
 
+# binutils read `@FILE` as more options (`strings @.env` prints the file in its errors)
+_RESPONSE_FILES = frozenset({"strings", "nm", "objdump", "readelf", "size", "c++filt",
+                             "addr2line"})
+
+
 def _refuse(letters: str = "", takes: str = "", long: tuple[str, ...] = (),
             words: frozenset[str] = frozenset()) -> Check:
     """A check refusing short option letters, long options (abbreviated too) or exact words."""
@@ -170,7 +175,23 @@ def classify(name: str, args: Sequence[Word], open_args: bool) -> tuple[bool, st
                 rule.reads_paths and (word.dynamic or word.tilde)):
             return False, f"`{name}` argument `{word.raw}` is only known when it runs"
     if rule.check is not None:
-        problem = rule.check([word.text for word in args])
+        problem = next(filter(None, map(rule.check, readings([word.text for word in args]))),
+                       None)
         if problem:
             return False, problem
+    texts = [word.text for word in args]
+    if name in _RESPONSE_FILES and any(text.startswith("@") for text in texts):
+        return False, f"`{name} @FILE` reads its options from a file no check sees"
     return True, f"`{name}` is read-only"
+
+
+def readings(args: list[str]) -> list[list[str]]:
+    """The ways getopt may read `args`: as written, and with each `--` that follows an option
+    taken as that option's value (`sort -T -- -o out`: -T's folder is `--`, and -o still
+    writes), where a checker would stop reading options."""
+    found = [args]
+    for index, word in enumerate(args):
+        if word == "--" and index and args[index - 1][:1] == "-" and args[index - 1] not in (
+                "-", "--"):
+            found.append([*args[:index], "x", *args[index + 1:]])
+    return found

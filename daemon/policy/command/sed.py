@@ -42,6 +42,8 @@ def check_sed(args: Sequence[str]) -> str | None:
                 quiet = True
             elif not matches_long(word, _SAFE_LONG):
                 return f"`sed {word}` is not an option known to be read-only"
+            elif matches_long(word, ("line-length",)) and "=" not in word:
+                index += 1  # its value: `--line-length -- …` is not the end of the options
             continue
         if word.startswith("-") and word != "-":
             problem, quiet_here, script, used_next = _short(word, args[index:])

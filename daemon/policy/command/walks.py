@@ -46,7 +46,9 @@ def names_from_file(name: str, args: Sequence[str]) -> str | None:
 
 
 def _options(args: Sequence[str]) -> list[str]:
-    return list(args[:args.index("--")] if "--" in args else args)
+    """The words that may be options: all of them, since a `--` may be the value of the
+    option before it (`grep -e -- -R p .`), not the end of the options."""
+    return list(args)
 
 
 def _flag_walk(takes: str, letters: str, long: tuple[str, ...], why: str) -> Walk:
@@ -87,6 +89,10 @@ def _git(args: Sequence[str]) -> str | None:
         index += 2 if args[index] in ("-C", "-c") else 1
     if index < len(args) and args[index] in _GIT_CONTENT:
         return f"`git {args[index]}` prints files of the repository"
+    if index < len(args) and args[index] in ("status", "commit") and any(
+            word in ("-v", "-vv", "--verbose") or matches_long(word, ("verbose",))
+            for word in args[index + 1:]):
+        return f"`git {args[index]} -v` prints the changes of files in the repository"
     return None
 
 
