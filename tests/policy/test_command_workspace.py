@@ -163,6 +163,8 @@ IGNORED_READS: list[tuple[str, str]] = [
     ("hexdump-attached-format", "hexdump -fsecret.txt src/a.py"),
     ("git-status-verbose", "git status -vv"),
     ("git-config-blob", "git config --blob 'HEAD^{/!-:}:secret.txt' --list"),
+    ("git-rev-list-pickaxe", "git rev-list -GTOKEN HEAD"),
+    ("git-shortlog-pickaxe", "git shortlog -S TOKEN HEAD"),
 ]
 
 

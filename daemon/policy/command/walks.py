@@ -89,6 +89,11 @@ def _git(args: Sequence[str]) -> str | None:
         index += 2 if args[index] in ("-C", "-c") else 1
     if index < len(args) and args[index] in _GIT_CONTENT:
         return f"`git {args[index]}` prints files of the repository"
+    if index < len(args) and args[index] in ("rev-list", "shortlog") and any(
+            word.startswith(("-S", "-G", "-L", "--pickaxe", "--find-object"))
+            for word in args[index + 1:]):
+        # which commits add or drop a string tells, one guess at a time, what a file held
+        return f"`git {args[index]}` searches the changes of files in the repository"
     if index < len(args) and args[index] in ("status", "commit") and any(
             word in ("-v", "-vv", "--verbose") or matches_long(word, ("verbose",))
             for word in args[index + 1:]):
