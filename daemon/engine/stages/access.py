@@ -76,8 +76,6 @@ def _walks(argv: tuple[str, ...]) -> bool:
         return True
     if argv[0] == "git" and GIT_CONTENT_READERS.intersection(argv[1:]):
         return True
-    if argv[0] == "git" and "status" in argv and {"-v", "-vv", "--verbose"} & set(argv):
-        return True  # it prints the diff of every changed file, ignored ones included
     # grep -rn, ls -laR: the recursion hides in a bundle of short flags
     short_flags = [a for a in argv[1:] if a.startswith("-") and not a.startswith("--")]
     return argv[0] in ("grep", "egrep", "fgrep", "ls") and any("r" in f.lower() for f in short_flags)

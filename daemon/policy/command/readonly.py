@@ -174,12 +174,11 @@ def classify(name: str, args: Sequence[Word], open_args: bool) -> tuple[bool, st
         if (position < limit and not word.known) or (
                 rule.reads_paths and (word.dynamic or word.tilde)):
             return False, f"`{name}` argument `{word.raw}` is only known when it runs"
+    texts = [word.text for word in args]
     if rule.check is not None:
-        problem = next(filter(None, map(rule.check, readings([word.text for word in args]))),
-                       None)
+        problem = next(filter(None, map(rule.check, readings(texts))), None)
         if problem:
             return False, problem
-    texts = [word.text for word in args]
     if name in _RESPONSE_FILES and any(text.startswith("@") for text in texts):
         return False, f"`{name} @FILE` reads its options from a file no check sees"
     return True, f"`{name}` is read-only"

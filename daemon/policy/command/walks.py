@@ -94,10 +94,10 @@ def _git(args: Sequence[str]) -> str | None:
             for word in args[index + 1:]):
         # which commits add or drop a string tells, one guess at a time, what a file held
         return f"`git {args[index]}` searches the changes of files in the repository"
-    if index < len(args) and args[index] in ("status", "commit") and any(
-            word in ("-v", "-vv", "--verbose") or matches_long(word, ("verbose",))
+    if index < len(args) and args[index] == "status" and any(
+            word in ("-v", "-vv") or matches_long(word, ("verbose",))
             for word in args[index + 1:]):
-        return f"`git {args[index]} -v` prints the changes of files in the repository"
+        return "`git status -v` prints the changes of files in the repository"
     return None
 
 
