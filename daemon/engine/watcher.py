@@ -78,17 +78,26 @@ class ConfigWatcher(FileSystemEventHandler):
 
     def _schedule_reload(self) -> None:
         with self._lock:
-            if self._timer is not None:
-                self._timer.cancel()
-            self._timer = threading.Timer(self.debounce, self._reload)
-            self._timer.daemon = True
-            self._timer.start()
+            self._timer = reload_later(self._timer, self.workspace, self.debounce)
 
-    def _reload(self) -> None:
-        try:
-            self.workspace.reload()
-        except Exception:
-            log.exception("reloading %s failed", self.workspace.root)
+
+def reload_later(timer: threading.Timer | None, workspace: Workspace,
+                 debounce: float) -> threading.Timer:
+    """Cancel `timer`, and reload the workspace once `debounce` seconds pass with no other
+    change: an editor's save is several events."""
+    if timer is not None:
+        timer.cancel()
+    timer = threading.Timer(debounce, _reload, (workspace,))
+    timer.daemon = True
+    timer.start()
+    return timer
+
+
+def _reload(workspace: Workspace) -> None:
+    try:
+        workspace.reload()
+    except Exception:
+        log.exception("reloading %s failed", workspace.root)
 
 
 def _concerns(path: Path, root: Path, folder: Path) -> bool:

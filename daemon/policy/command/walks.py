@@ -13,6 +13,8 @@ from collections.abc import Callable, Sequence
 from intentd.daemon.policy.command.options import matches_long, short_letters
 
 Walk = Callable[[Sequence[str]], "str | None"]
+# Every word is read as a possible option, `--` included: getopt may take a `--` as the
+# value of the option before it (`grep -e -- -R p .`), and then the options go on.
 
 _ALWAYS = frozenset({"rg", "fd", "find", "tree", "du"})
 # Subcommands that print the contents of files in the repository, ignored ones included.
@@ -39,21 +41,15 @@ def names_from_file(name: str, args: Sequence[str]) -> str | None:
     """Why `name ARGS` reads files named only in another file (`sort --files0-from=LIST`:
     anywhere, ignored or not), or None."""
     if name in _LIST_READERS and any(matches_long(word, ("files0-from",))
-                                     for word in _options(args)):
+                                     for word in args):
         return (f"`{name} --files0-from` reads the files a list names, which no check sees: "
                 "they may be outside the workspace or ignored")
     return None
 
 
-def _options(args: Sequence[str]) -> list[str]:
-    """The words that may be options: all of them, since a `--` may be the value of the
-    option before it (`grep -e -- -R p .`), not the end of the options."""
-    return list(args)
-
-
 def _flag_walk(takes: str, letters: str, long: tuple[str, ...], why: str) -> Walk:
     def walk(args: Sequence[str]) -> str | None:
-        for word in _options(args):
+        for word in args:
             if set(short_letters(word, takes)) & set(letters) or matches_long(word, long):
                 return why
         return None
@@ -65,7 +61,7 @@ _GREP_TAKES = "efmABCdD"
 
 def _grep(args: Sequence[str]) -> str | None:
     """-r, -R, --recursive and `-d recurse` / `--directories=recurse` in any spelling."""
-    options = _options(args)
+    options = list(args)
     recursive = _flag_walk(_GREP_TAKES, "rR", ("recursive", "dereference-recursive"), "")
     if recursive(options) is not None:
         return "searches folders recursively"
