@@ -9,13 +9,14 @@ could watch nothing. watcher.py stays for systems without inotify.
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import select
 import threading
 
 import intentd.daemon.checkpoints.inotify as inotify
-from intentd.daemon.engine.watcher import DEBOUNCE_SECONDS, WATCHED_NAMES
+from intentd.daemon.engine.watcher import DEBOUNCE_SECONDS, WATCHED_NAMES, reload_later
 from intentd.daemon.engine.workspace import Workspace
 from intentd.daemon.policy.persons import PERSONS_FOLDER
 
@@ -40,13 +41,20 @@ class SharedConfigWatch:
         self._thread.start()
 
     def add(self, workspace: Workspace) -> None:
+        """Watch the workspace's config; OSError when it cannot be (the inotify watch limit):
+        unwatched, an edit that narrows a scope would never be seen, so it is not opened."""
         with self._lock:
-            self._workspaces.append(workspace)
             try:
-                self._watched[self._ino.add_watch(str(workspace.root))] = (workspace, False)
+                root = self._ino.add_watch(str(workspace.root))
             except OSError as exc:
-                log.warning("cannot watch %s for config changes: %s", workspace.root, exc)
-            self._rewatch(workspace)
+                raise _unwatchable(workspace, exc) from None
+            try:
+                self._rewatch(workspace, strict=True)
+            except OSError as exc:
+                self._ino.rm_watch(root)
+                raise _unwatchable(workspace, exc) from None
+            self._watched[root] = (workspace, False)
+            self._workspaces.append(workspace)
 
     def stop(self) -> None:
         if self._stopping:
@@ -61,17 +69,24 @@ class SharedConfigWatch:
         for fd in self._wake:
             os.close(fd)
 
-    def _rewatch(self, workspace: Workspace) -> None:
+    def _rewatch(self, workspace: Workspace, strict: bool = False) -> None:
         """Watch the workspace's `.orchestration/` as it is now: made, moved or replaced since
-        (the lock is held)."""
+        (the lock is held). `strict`: a folder there that cannot be watched raises."""
         old = self._folders.pop(workspace.root_str, None)
         if old is not None:
             self._watched.pop(old, None)
             self._ino.rm_watch(old)
         try:
             wd = self._ino.add_watch(str(workspace.root / PERSONS_FOLDER))
-        except OSError:
-            return  # not there (yet): its creation shows in the root's events
+        except OSError as exc:
+            if exc.errno in (errno.ENOENT, errno.ENOTDIR):
+                return  # not there (yet): its creation shows in the root's events
+            if strict:
+                raise
+            log.error("cannot watch %s/%s for config changes (%s): edits there are seen at "
+                      "the next change of the workspace root", workspace.root, PERSONS_FOLDER,
+                      exc)
+            return
         self._watched[wd] = (workspace, True)
         self._folders[workspace.root_str] = wd
 
@@ -88,8 +103,10 @@ class SharedConfigWatch:
                     changed = self._read()
                 for workspace in changed:
                     self._schedule(workspace)
-            except Exception:  # never the thread: the next events are read all the same
+            except Exception:  # never the thread; what was read may be lost: all look again
                 log.exception("reading config changes failed")
+                for workspace in list(self._workspaces):
+                    self._schedule(workspace)
 
     def _read(self) -> list[Workspace]:
         """The workspaces whose config may have changed, from the events queued now."""
@@ -121,17 +138,11 @@ class SharedConfigWatch:
         with self._lock:
             if self._stopping:
                 return
-            timer = self._timers.get(workspace.root_str)
-            if timer is not None:
-                timer.cancel()
-            timer = self._timers[workspace.root_str] = threading.Timer(
-                self._debounce, _reload, (workspace,))
-            timer.daemon = True
-            timer.start()
+            key = workspace.root_str
+            self._timers[key] = reload_later(self._timers.get(key), workspace, self._debounce)
 
 
-def _reload(workspace: Workspace) -> None:
-    try:
-        workspace.reload()
-    except Exception:
-        log.exception("reloading %s failed", workspace.root)
+def _unwatchable(workspace: Workspace, exc: OSError) -> OSError:
+    return OSError(exc.errno, f"cannot watch {workspace.root} for changes of its intents and "
+                              f"policy ({exc.strerror}); with fs.inotify.max_user_watches raised "
+                              "it can be opened")

@@ -86,11 +86,11 @@ class Engine:
             found = self.workspaces.get(str(resolved))
             if found is None:
                 found = Workspace(resolved, policy_path)
-                self.workspaces[found.root_str] = found
-                if self.watch:
+                if self.watch:  # first: a workspace whose config cannot be watched is not open
                     self._watch_config(found)
-                    if self.use_checkpoints:
-                        self._warm_up(found)
+                self.workspaces[found.root_str] = found
+                if self.watch and self.use_checkpoints:
+                    self._warm_up(found)
             return found
 
     def _watch_config(self, workspace: Workspace) -> None:

@@ -129,3 +129,33 @@ def test_an_orchestration_folder_moved_away_and_made_again_is_watched(tmp_path: 
         assert workspace.config.intents.get("FOURTH") is None
     finally:
         engine.close()
+
+
+# Runs in a user namespace whose inotify watch limit is 1: the workspace root takes it.
+NO_WATCH_LEFT = """
+import json, sys
+from pathlib import Path
+with open("/proc/sys/user/max_inotify_watches", "w") as handle:
+    handle.write("1")
+from intentd.daemon.engine.engine import Engine
+engine = Engine(Path(sys.argv[2]), watch=True, checkpoints=False)
+try:
+    engine.workspace(Path(sys.argv[1]))
+    out = {"opened": True}
+except OSError as exc:
+    out = {"opened": False, "error": str(exc), "known": list(engine.workspaces)}
+finally:
+    engine.close()
+print(json.dumps(out))
+"""
+
+
+def test_a_workspace_whose_config_cannot_be_watched_is_not_opened(tmp_path: Path) -> None:
+    """Unwatched, the person's edit that narrows a scope would never reach the daemon: the
+    workspace is refused, and not left half open for the next call."""
+    from tests.checkpoints.test_watch_limits import in_namespace
+
+    root = make_workspace(tmp_path / "ws", make_intent("INT-1"))
+    out = in_namespace(str(root), str(tmp_path / "state"), script=NO_WATCH_LEFT)
+    assert out["opened"] is False and out["known"] == []
+    assert "cannot watch" in str(out["error"]) and "max_user_watches" in str(out["error"])
