@@ -1,16 +1,22 @@
 """Benchmark: gated writes over the daemon's socket (authorize → write → report), latency and throughput.
 
-Run: python tests/bench/bench_writes.py [--calls 2000] [--clients 8] [--workspaces 4]
+Run: python tests/bench/bench_writes.py [--calls 2000] [--clients 8] [--workspaces 4] [--daemons 2]
 Starts a real daemon on a temp socket; prints figures; asserts nothing about time.
 
 A gated write is what a hook adapter does for every edit: `tools/authorize` (the gates, then a
 checkpoint of the named file), the client writes the file, `tools/report` (the receipt). A read's
 `tools/authorize` is measured in the same run, for the ratio.
+
+The spread is also run with its workspaces shared out between `--daemons` daemons, alternating
+with one daemon: the most that running the gates of different workspaces in processes of their
+own could give on this machine, since those daemons share nothing (no routing, no shared
+sessions or approvals, which a real split would have to pay for).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import multiprocessing
 import os
 import statistics
@@ -127,17 +133,18 @@ def daemon_usage(pid: int) -> tuple[float, int]:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK"), switches
 
 
-def throughput(socket_path: Path, workspaces: list[Path], clients: int,
+def throughput(sockets: list[Path], workspaces: list[Path], clients: int,
                calls: int, phase: str, ungated: bool = False,
                usage: list[tuple[float, float]] | None = None,
                pid: int = 0) -> tuple[float, list[float]]:
-    """Writes per second and their latencies; with `usage`, the daemon's CPU ms and context
-    switches per write are appended to it."""
+    """Writes per second and their latencies; client i writes in workspace i mod W, through
+    the daemon at `sockets[that workspace's number mod len(sockets)]`. With `usage`, the
+    daemon's CPU ms and context switches per write are appended to it."""
     start = multiprocessing.Event()
     done: multiprocessing.Queue[Any] = multiprocessing.Queue()
     procs = [multiprocessing.Process(target=worker, args=(
-        str(socket_path), str(workspaces[i % len(workspaces)]), f"{phase}{i}", calls, start, done,
-        ungated))
+        str(sockets[i % len(workspaces) % len(sockets)]), str(workspaces[i % len(workspaces)]),
+        f"{phase}{i}", calls, start, done, ungated))
         for i in range(clients)]
     for proc in procs:
         proc.start()
@@ -168,24 +175,40 @@ def main() -> int:
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--workspaces", type=int, default=4)
     parser.add_argument("--per-client", type=int, default=500)
+    parser.add_argument("--daemons", type=int, default=2,
+                        help="daemons the workspaces are shared out between, for the bound")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="itd-", dir="/tmp") as tmp:
         root = Path(tmp)
-        spaces = [make_workspace(root / f"ws{i}", make_intent(owned_scope=["**"]), policy=POLICY,
-                                 files={"src/app.py": "print('hi')\n" * 10})
-                  for i in range(args.workspaces)]
-        with DaemonProcess(root / "d.sock", root / "state") as daemon:
+
+        def workspaces(name: str) -> list[Path]:
+            return [make_workspace(root / f"{name}{i}", make_intent(owned_scope=["**"]),
+                                   policy=POLICY, files={"src/app.py": "print('hi')\n" * 10})
+                    for i in range(args.workspaces)]
+
+        spaces, split_spaces = workspaces("ws"), workspaces("split")
+        with contextlib.ExitStack() as stack:
+            daemon = stack.enter_context(DaemonProcess(root / "d.sock", root / "state"))
+            split = [stack.enter_context(DaemonProcess(root / f"d{k}.sock", root / f"state{k}"))
+                     for k in range(args.daemons)]
+            one_socket = [daemon.socket_path]
             parts: list[tuple[float, float, float]] = []
             writes, reads, floor = latency(daemon.socket_path, spaces[0], args.calls, parts)
             assert daemon.process is not None
-            pid, usage = daemon.process.pid, []
-            one_rate, one = throughput(daemon.socket_path, spaces[:1], args.clients, args.per_client,
+            pid = daemon.process.pid
+            usage: list[tuple[float, float]] = []
+            one_rate, one = throughput(one_socket, spaces[:1], args.clients, args.per_client,
                                        "one")
-            rate, spread = throughput(daemon.socket_path, spaces, args.clients, args.per_client,
+            rate, spread = throughput(one_socket, spaces, args.clients, args.per_client,
                                       "spread", usage=usage, pid=pid)
-            floor_rate, floor_spread = throughput(daemon.socket_path, spaces, args.clients,
+            floor_rate, floor_spread = throughput(one_socket, spaces, args.clients,
                                                   args.per_client, "floor", ungated=True,
                                                   usage=usage, pid=pid)
+            # Alternating pairs, so that a slow stretch of the machine hits both sides.
+            pairs = [(throughput(one_socket, spaces, args.clients, args.per_client, f"again{n}")[0],
+                      throughput([d.socket_path for d in split], split_spaces, args.clients,
+                                 args.per_client, f"split{n}")[0])
+                     for n in range(2)]
     print(f"gated write (authorize → write → report), {args.calls} sequential, 1 client:")
     print(f"  p50 {pick(writes, .5):.3f} ms   p90 {pick(writes, .9):.3f} ms   "
           f"p99 {pick(writes, .99):.3f} ms   mean {statistics.mean(writes):.3f} ms")
@@ -205,6 +228,10 @@ def main() -> int:
     (cpu, switches), (floor_cpu, floor_switches) = usage
     print(f"the daemon, per write over {args.workspaces} workspaces: {cpu:.2f} ms of CPU and "
           f"{switches:.0f} context switches (floor: {floor_cpu:.2f} ms, {floor_switches:.0f})")
+    print(f"the spread again, its {args.workspaces} workspaces shared out between {args.daemons} "
+          "daemons (the bound of gates in processes of their own), alternating with one daemon: "
+          + "; ".join(f"{split_rate:,.0f} vs {one_again:,.0f} writes/s ({split_rate / one_again:.2f}×)"
+                      for one_again, split_rate in pairs))
     print("targets: p50 ≤ 0.8 ms; ≥ 1,500 writes/s with 8 clients over 4 workspaces")
     return 0
 
