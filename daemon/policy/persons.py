@@ -10,8 +10,9 @@ PERSONS_FOLDER, PERSONS_FILES = ".orchestration", (".clineignore", ".rooignore")
 
 
 def persons_path(rel: str) -> bool:
-    """Whether workspace path rel is the person's folder, a file in it, or one of the person's
-    files. Caseless: on a case-insensitive file system `.ORCHESTRATION/` is the same folder."""
-    caseless = fold(rel)
-    return (caseless == PERSONS_FOLDER or caseless.startswith(PERSONS_FOLDER + "/")
-            or caseless in PERSONS_FILES)
+    """Whether workspace path rel is a person's folder, a file in it, or one of a person's
+    files, at any depth: a folder below may be a workspace of its own (a monorepo's package),
+    whose intents and policy an agent with scope over it must not rewrite either. Caseless: on
+    a case-insensitive file system `.ORCHESTRATION/` is the same folder."""
+    parts = fold(rel).split("/")
+    return PERSONS_FOLDER in parts or parts[-1] in PERSONS_FILES

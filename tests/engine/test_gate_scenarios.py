@@ -81,7 +81,13 @@ def test_reads_are_never_gated_by_intent(engine: Engine, workspace: Path) -> Non
 
 
 @pytest.mark.parametrize("path", [".orchestration/active_intents.yaml", ".orchestration/new.yaml",
-                                  ".git/config", "src/vendor/.git/HEAD"])
+                                  ".git/config", "src/vendor/.git/HEAD",
+                                  # a `!` line there re-included what .orchestration/ignore hides
+                                  ".clineignore", ".rooignore", ".ClineIgnore",
+                                  # a package that is a workspace of its own: its intents, policy
+                                  "packages/api/.orchestration/active_intents.yaml",
+                                  "packages/api/.orchestration/policy.yaml",
+                                  "packages/api/.rooignore"])
 def test_protected_paths_are_refused_whatever_the_scope(tmp_path: Path, engine: Engine,
                                                         path: str) -> None:
     root = make_workspace(tmp_path / "ws", make_intent(owned_scope=["**"]))

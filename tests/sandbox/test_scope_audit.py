@@ -100,6 +100,26 @@ def test_a_hook_based_agents_own_command_is_audited_and_undone(connect: Connect,
     assert sorted(entry["receipt"]["data"]["scope_audit"]["undone"]) == sorted(audit["undone"])
 
 
+def test_a_nested_workspaces_files_are_the_persons_whatever_the_scope(connect: Connect,
+                                                                      tmp_path: Path) -> None:
+    """src/pkg may be a workspace of its own: an agent whose scope covers it still may not write
+    its intents or policy, nor an ignore file whose `!` lines would undo the person's rules."""
+    workspace = git_workspace(tmp_path / "ws", ["src/**"], {"auto_approve": {"all_commands": True}})
+
+    def make() -> None:
+        (workspace / "src" / "pkg" / ".orchestration").mkdir(parents=True)
+        (workspace / "src" / "pkg" / ".orchestration" / "policy.yaml").write_text(
+            "auto_approve: {all_commands: true}\n")
+        (workspace / "src" / ".clineignore").write_text("!secrets/\n")
+        (workspace / "src" / "built.py").write_text("built\n")
+
+    audit = reported_make(connect, workspace, make)
+    assert sorted(audit["undone"]) == ["src/.clineignore", "src/pkg/.orchestration/policy.yaml"]
+    assert not (workspace / "src" / "pkg" / ".orchestration" / "policy.yaml").exists()
+    assert not (workspace / "src" / ".clineignore").exists()
+    assert (workspace / "src" / "built.py").read_text() == "built\n"
+
+
 def test_a_write_through_a_hard_link_is_found_and_undone(connect: Connect, tmp_path: Path) -> None:
     """A file's second name, made outside the workspace, is written with no event in any
     folder watched; its mtime set back, it looks as it was. Its inode's change time gives it
