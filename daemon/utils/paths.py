@@ -44,8 +44,16 @@ def resolve(root: str, raw: str, cwd: str | None = None) -> ResolvedPath:
             absolute = os.path.realpath(os.path.join(base, raw))
         else:
             absolute = _resolve_below(base, raw)
+        # The kernel takes `..` after a symlink from the link's target; a client that runs the
+        # tool itself may drop `..` as text first (Node's path.resolve does), and so write
+        # another file than the one checked: `src/d/../../.orchestration/x` with d -> a/b.
+        as_text = (os.path.realpath(os.path.normpath(os.path.join(base, raw)))
+                   if ".." in raw.split("/") else absolute)
     except (OSError, ValueError) as exc:
         raise PathRefused(f"cannot resolve {raw!r}: {exc}") from None
+    if as_text != absolute:
+        raise PathRefused(f"{raw!r} has '..' after a symlink, which programs read two ways (it is "
+                          "not clear which file it names): give the path without '..'")
     return ResolvedPath(raw, absolute, relative_to(root, absolute))
 
 

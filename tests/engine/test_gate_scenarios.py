@@ -112,6 +112,25 @@ def test_scope_resolves_dotdot_and_symlinks(tmp_path: Path, engine: Engine) -> N
     assert verdict(engine, session, "write_to_file", path="docs/../src/y.py", content="")[0] == "ask"
 
 
+def test_dotdot_after_a_symlink_is_refused(tmp_path: Path, engine: Engine) -> None:
+    """The kernel reads src/d/../../x from d's target (src/a/b, so src/a/x: in scope); a hook
+    agent that drops `..` as text first (Node's path.resolve) writes ./x, here the person's
+    intents. A path two programs read two ways is refused; one without a symlink is not."""
+    root = make_workspace(tmp_path / "ws", make_intent(owned_scope=["src/**"]),
+                          files={"src/a/b/keep.py": ""})
+    os.symlink("a/b", root / "src" / "d")
+    session = make_session(engine, root)
+    verdict(engine, session, "select_active_intent", intent_id="INT-1")
+    for path in ("src/d/../../.orchestration/active_intents.yaml", "src/d/../../README.md",
+                 f"{root}/src/d/../../README.md"):
+        decision, stage, reason = verdict(engine, session, "write_to_file", path=path, content="")
+        assert (decision, stage) == ("deny", "validate") and "'..' after a symlink" in reason
+    assert verdict(engine, session, "read_file", path="src/d/../../README.md")[1] == "validate"
+    assert verdict(engine, session, "write_to_file", path="src/a/../a/b/new.py",
+                   content="")[0] == "ask"
+    assert verdict(engine, session, "write_to_file", path="src/d/new.py", content="")[0] == "ask"
+
+
 def test_scope_negation_and_empty_scope(tmp_path: Path, engine: Engine) -> None:
     root = make_workspace(tmp_path / "ws", make_intent("A", owned_scope=["src/**", "!src/gen/**"]),
                           make_intent("B", owned_scope=[]))
