@@ -32,6 +32,8 @@ class Evaluation:
     held: tuple[Anchor, ...] = ()  # a file tool's folders, held open from the recheck to the write
     grant_id: str | None = None  # the person's grant that answered it, when one did
     args_record: tuple[Any, str] | None = None  # the ledger's args and their sha256 (receipts.py)
+    # a file edit's file as the person was shown its diff: sha256 of its bytes, None when absent
+    shown: dict[str, str | None] | None = None
     decided_at: float = field(default_factory=time.monotonic)  # when the pipeline had its say
 
     def stale(self) -> bool:

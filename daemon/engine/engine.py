@@ -335,7 +335,7 @@ class Engine:
             cwd=ctx.cwd.absolute if ctx.cwd else ctx.root, intents_lookup=ctx.intents_lookup,
             is_ignored=ctx.config.ignore.ignores,
             sandbox=request_for(ctx, approved_by) if ctx.kind is ToolKind.COMMAND else None,
-            anchors=ev.held)
+            anchors=ev.held, shown=ev.shown)
         try:
             return ctx.tool.execute(tool_ctx, ctx.args)
         except ToolFailed as exc:

@@ -66,6 +66,7 @@ BEFORE_EXECUTE: tuple[steps.Step, ...] = (
     steps.hold_folders,     # an edit's folders held open, so a swapped folder cannot redirect it
     steps.pre_hooks,        # the policy's pre_tool hooks may veto
     steps.files_before,     # hashes (and text, for blame) of the files it writes
+    steps.as_shown,         # an edit a person approved from its diff: over that file, or not at all
     steps.checkpoint,       # a destructive call's checkpoint; none taken, no run
 )
 

@@ -20,6 +20,7 @@ from intentd.daemon.sandbox.calls import audited
 from intentd.daemon.sandbox.landlock import kernel_abi
 from intentd.daemon.tools.anchor import hold_anchors
 from intentd.daemon.tools.base import ToolFailed, ToolKind
+from intentd.daemon.tools.files import changed_since_shown
 
 if TYPE_CHECKING:
     from intentd.daemon.engine.engine import Engine
@@ -67,6 +68,19 @@ def pre_hooks(engine: Engine, run: Run) -> Decision | None:
 
 def files_before(engine: Engine, run: Run) -> Decision | None:
     run.before = engine.tracing.before(run.ctx, keep=engine.record)
+    return None
+
+
+def as_shown(engine: Engine, run: Run) -> Decision | None:
+    """An edit a person approved from its diff goes ahead only over the file the diff was made
+    from. The agent may have changed it while the person looked, and read it again so that no
+    stale check stops it. A tool run here checks again as it writes (tools.files.as_shown)."""
+    shown = run.ev.shown
+    if shown is None or run.ctx.kind is not ToolKind.EDIT:
+        return None
+    for path in run.ctx.paths:
+        if shown.get(path.absolute, "") != run.before.get(path.absolute, ""):
+            return Decision.deny("stale_file", changed_since_shown(path.shown))
     return None
 
 

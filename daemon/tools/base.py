@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
@@ -45,6 +45,9 @@ class ToolContext:
     sandbox: Any = None  # a command's SandboxRequest (scope, network); None: nothing writable
     # a file tool's paths, each an Anchor (tools.anchor) held open since the gates checked it
     anchors: tuple[Any, ...] = ()
+    # an edit a person approved from its diff: each file as shown (sha256; None: absent), which
+    # the tool finds again before it writes, or refuses
+    shown: Mapping[str, str | None] | None = None
 
 
 Executor = Callable[[ToolContext, dict[str, Any]], ToolResult]

@@ -63,14 +63,18 @@ def open_checked(path: str, anchor: Anchor | None = None) -> BinaryIO:
 
 def read_text(path: str, anchor: Anchor | None = None) -> str:
     """The whole file as text; clear errors for missing, binary, special or over-cap files."""
+    return decode(read_bytes(path, anchor), path)
+
+
+def read_bytes(path: str, anchor: Anchor | None = None) -> bytes:
+    """The whole file's bytes; clear errors for missing, special or over-cap files."""
     cap = READ_CAP_BYTES
     with open_checked(path, anchor) as handle:
         size = os.fstat(handle.fileno()).st_size
         if size > cap:
             raise ToolFailed(f"file is {size} bytes, over the {cap}-byte read cap: "
                              "read a line range with start_line and end_line")
-        data = handle.read(cap + 1)
-    return decode(data, path)
+        return handle.read(cap + 1)
 
 
 def write_text(path: str, text: str, anchor: Anchor | None = None) -> None:

@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 from typing import Any
 
 from intentd.daemon.tools import fileio
 from intentd.daemon.tools.anchor import Anchor
 from intentd.daemon.tools.base import Tool, ToolContext, ToolFailed, ToolKind, ToolResult
-from intentd.daemon.tools.fileio import decode, open_checked, read_text, sha256_file, sha256_text, write_text
+from intentd.daemon.tools.fileio import (
+    decode,
+    open_checked,
+    read_bytes,
+    read_text,
+    sha256_file,
+    sha256_text,
+    write_text,
+)
 
 MAX_CONTENT_CHARS = 10 * 1024 * 1024
 
@@ -46,9 +55,23 @@ def _read_lines(path: str, start: int, end: int | None, anchor: Anchor | None) -
     return decode(b"".join(parts), path)
 
 
+def as_shown(ctx: ToolContext, path: str, digest: str | None, shown: str) -> None:
+    """An edit a person approved from its diff writes over the file the diff was made from:
+    one the agent changed meanwhile (and read again, so no stale check stops it) is refused."""
+    if ctx.shown is not None and ctx.shown.get(path, "") != digest:
+        raise ToolFailed(changed_since_shown(shown))
+
+
+def changed_since_shown(shown: str) -> str:
+    return (f"{shown} changed after the person was shown the diff; nothing was written: send the "
+            "call again, and the person is shown the file as it is now")
+
+
 def write_to_file(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
     path, content = ctx.paths[0], args["content"]
-    existed = sha256_file(path) is not None
+    digest = sha256_file(path)
+    existed = digest is not None
+    as_shown(ctx, path, digest, args["path"])
     write_text(path, content, _anchor(ctx))
     verb = "overwrote" if existed else "created"
     return ToolResult(True, f"{verb} {args['path']} ({len(content)} characters)",
@@ -85,15 +108,12 @@ def apply_edits(text: str, args: dict[str, Any], shown: str) -> str:
 
 def replace_in_file(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
     path = ctx.paths[0]
-    text = apply_edits(read_text(path, _anchor(ctx)), args, args["path"])
+    data = read_bytes(path, _anchor(ctx))
+    as_shown(ctx, path, hashlib.sha256(data).hexdigest(), args["path"])
+    text = apply_edits(decode(data, path), args, args["path"])
     write_text(path, text, _anchor(ctx))
     return ToolResult(True, f"applied {len(_edits(args))} edit(s) to {args['path']}",
                       written={path: sha256_text(text)})
-
-
-def preview_replace(path: str, args: dict[str, Any]) -> str:
-    """The file's text after the edits, for the diff a person approves; raises ToolFailed."""
-    return apply_edits(read_text(path), args, args["path"])
 
 
 _PATH = {"type": "string", "minLength": 1, "maxLength": 4096,

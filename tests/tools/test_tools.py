@@ -12,6 +12,8 @@ import pytest
 from intentd.daemon.engine.engine import Engine, Outcome
 from intentd.daemon.testing import make_intent, make_session, make_workspace
 from intentd.daemon.tools import fileio, listing
+from intentd.daemon.tools.base import ToolContext, ToolFailed
+from intentd.daemon.tools.files import replace_in_file, write_to_file
 from intentd.daemon.tools.registry import anthropic_tools
 
 
@@ -162,3 +164,21 @@ def test_git_refuses_a_planted_bare_repository(engine: Engine, session: Any, ws:
     subprocess.run(["git", "init", "-q", "--bare", str(ws / "src" / "planted")], check=True)
     result = run(engine, session, "execute_command", command="git log", cwd="src/planted")
     assert not result.ok and "safe.bareRepository" in result.output
+
+
+def test_an_approved_edit_writes_over_the_file_shown_or_nothing(ws: Path) -> None:
+    """The last check, in the tool as it writes: the engine's own check runs a checkpoint
+    earlier, and the agent may change the file in between."""
+    target = ws / "src" / "a.py"
+    target.write_text("flag = True\n")
+    shown = {str(target): fileio.sha256_file(str(target))}
+    ctx = ToolContext(root=str(ws), paths=(str(target),), cwd=str(ws),
+                      intents_lookup=lambda _: None, is_ignored=lambda _: False, shown=shown)
+    target.write_text("flag = True\nauth = True\n")  # after the diff was made
+    edit = {"path": "src/a.py", "old_str": "True", "new_str": "False"}
+    for tool, args in ((replace_in_file, edit), (write_to_file, {"path": "src/a.py", "content": ""})):
+        with pytest.raises(ToolFailed, match="changed after the person was shown the diff"):
+            tool(ctx, args)
+    assert target.read_text() == "flag = True\nauth = True\n"
+    target.write_text("flag = True\n")  # as shown again: the edit goes ahead
+    assert replace_in_file(ctx, edit).ok and target.read_text() == "flag = False\n"
