@@ -20,7 +20,8 @@
  * changed at or after it (st_ctim) are listed: the scope audit's look for writes that no
  * watcher saw (through a hard link made outside the folders it watches). A folder that cannot
  * be opened is then listed as "u 0 0 0 ./PATH" (its files may still be read by name), and one
- * left out by a pruned name ("*\/node_modules") as "p 0 0 0 ./PATH".
+ * left out by a pruned name ("*\/node_modules") as "n 0 0 0 ./PATH" (a letter find's %y never
+ * prints: "p" is a FIFO).
  *
  * A folder's descriptor stays open while its subfolders are listed, so a tree deeper than
  * MAX_DEPTH is not listed here (ELOOP): an agent could otherwise make one deep enough to use up
@@ -220,7 +221,7 @@ static void list_entry(Lister *l, int dirfd, size_t start, size_t end, unsigned 
     int pruned = is_pruned(l, start, end);
     if (pruned) {
         if (pruned == 2 && l->since >= 0)
-            put_marked(l, end, 'p');  /* the caller makes sure the rules ignore it */
+            put_marked(l, end, 'n');  /* the caller makes sure the rules ignore it */
         return;
     }
     if (l->since < 0)

@@ -30,7 +30,7 @@ except ImportError:  # not built: no C compiler at install, or not Linux
 PRINTF = "%y %s %m %T@ %p\\0"
 FOLDER_PRINTF = "d 0 0 0 %p\\0"  # no size or mtime: adding a file leaves its folder's record alone
 UNLISTABLE_PRINTF = "u 0 0 0 %p\\0"  # what changed: a folder that cannot be listed
-NAMED_PRINTF = "p 0 0 0 %p\\0"  # what changed: a folder left out by its name (*/NAME)
+NAMED_PRINTF = "n 0 0 0 %p\\0"  # what changed: a folder left out by its name (*/NAME); not %y's p, a FIFO
 MAX_JOBS = 4
 _GLOB_CHARS = re.compile(r"([*?\[\]\\])")
 
@@ -62,7 +62,7 @@ def list_records(root: str, names: Sequence[str], pruned: Sequence[str],
     pre-order; entries named .git and the folders in `pruned` (relative paths) are left out with
     their contents. With changed_since_ns, only the records of non-folders whose inode changed
     (ctime) at or after it, "u 0 0 0 ./PATH" for each folder that cannot be listed, and
-    "p 0 0 0 ./PATH" for each left out by a `pruned` entry "*/NAME" (every folder so named).
+    "n 0 0 0 ./PATH" for each left out by a `pruned` entry "*/NAME" (every folder so named).
     None when no lister could list the tree whole.
 
     The names are shared among one lister per CPU (at most MAX_JOBS), run at once: listing is

@@ -55,7 +55,9 @@ def changed_since(root: str, rules: CheckpointIgnore, since_ns: int,
         return _scanned(root, rules, since_ns)
     # A folder left out by its name (node_modules/ at any depth) is listed after all where the
     # rules do not ignore it there (a deeper .gitignore's `!`, a rule anchored elsewhere).
-    for folder in (record.partition(" ./")[2] for record in records if record[:1] == "p"):
+    # (Their marker is "n": a FIFO is "p", and read as a folder it was listed again, its record
+    # added to the records being read, for ever.)
+    for folder in [record.partition(" ./")[2] for record in records if record[:1] == "n"]:
         if rules.frame_in(folder, frames) is not None:
             parent, _, name = folder.rpartition("/")
             more = list_records(os.path.join(root, parent), [name], [], since_ns)

@@ -75,6 +75,20 @@ def test_folders_ignored_by_name_are_not_listed_unless_a_deeper_rule_keeps_them(
         "packages/a/src/app.js", "packages/b/node_modules/m/index.js", "packages/b/src/app.js"]
 
 
+@pytest.mark.timeout(20)
+def test_a_fifo_is_not_a_folder_left_out_by_name(tmp_path: Path, lister: str) -> None:
+    """find's %y calls a FIFO "p", which was also the mark of a folder left out by name: one
+    `mkfifo` in the workspace made the sweep list it again, and again, and hang the audit."""
+    ws = tmp_path / "ws"
+    write(ws, ".gitignore", "node_modules/\n")
+    write(ws, "src/app.js", "old\n")
+    since = time.time_ns() - 1
+    time.sleep(0.02)
+    os.mkfifo(ws / "src" / "pipe")
+    write(ws, "src/app.js", "new\n")
+    assert changed_since(str(ws), CheckpointIgnore(str(ws)), since) == ["src/app.js"]
+
+
 @pytest.mark.parametrize("watch", [True, False])
 def test_after_a_sweep_the_store_sees_a_write_through_a_link(
         ws: Path, tmp_path: Path, make_store: StoreFactory, watch: bool) -> None:
