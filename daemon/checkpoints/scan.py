@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from stat import S_ISLNK, S_ISREG
+from stat import S_ISDIR, S_ISLNK, S_ISREG
 
 from .ignore import CheckpointIgnore, Frame
 
@@ -26,7 +26,8 @@ def scan(root: str, rules: CheckpointIgnore, folder: str = "") -> ScanResult:
     frame = rules.frame_for(folder.rpartition("/")[0])
     if frame is None:
         return result
-    if folder and (rules.skipped_dir(folder) or rules.ignored_in(frame, folder, is_dir=True)):
+    if folder and (rules.skipped_dir(folder) or rules.ignored_in(frame, folder, is_dir=True)
+                   or not _real_folder(root, folder)):
         return result
     for rel_dir, entries in folders(root, rules, folder + "/" if folder else "", frame):
         for entry in entries:
@@ -40,6 +41,22 @@ def scan(root: str, rules: CheckpointIgnore, folder: str = "") -> ScanResult:
             if S_ISREG(st.st_mode) or S_ISLNK(st.st_mode):
                 result.files[rel] = st
     return result
+
+
+def _real_folder(root: str, folder: str) -> bool:
+    """Whether `folder` is a folder reached from root through folders only. A watched folder an
+    agent replaced by a symlink (to /, say) is not walked: the store would record every path out
+    there as its own, for anyone who lists checkpoints to read, holding its lock all the while.
+    (Folders below the start are entered only when listed as folders, not symlinks.)"""
+    path = root
+    for part in folder.split("/"):
+        path = os.path.join(path, part)
+        try:
+            if not S_ISDIR(os.lstat(path).st_mode):
+                return False
+        except OSError:
+            return False
+    return True
 
 
 def folders(root: str, rules: CheckpointIgnore, start: str,

@@ -119,6 +119,21 @@ def test_moved_and_deleted_folders_are_tracked(ws: Path, store: CheckpointStore)
     assert tree(ws) == before
 
 
+def test_a_folder_swapped_for_a_symlink_is_not_walked(ws: Path, store: CheckpointStore,
+                                                      tmp_path: Path) -> None:
+    """The watcher reports src/ gone; a symlink to a folder outside (to /, say) now stands
+    there. What is out there is not the workspace's: the store records the link, and lists
+    nothing of the outside tree (whose names anyone who lists checkpoints could read)."""
+    write(tmp_path, "outside/private/id_ed25519", "KEY\n")
+    store.create(None, label="baseline")
+    shutil.rmtree(ws / "src")
+    os.symlink(tmp_path / "outside", ws / "src")
+    cp = store.create(None, label="after the swap")
+    assert set(cp.files) == {"src", "src/app.py", "src/util.py"}
+    assert not any(path.startswith("src/private") for c in store.list()
+                   for path in [*c.files, *(skipped for skipped, _ in c.skipped)])
+
+
 def test_changes_inside_git_folders_are_not_recorded(ws: Path, store: CheckpointStore) -> None:
     write(ws, ".git/HEAD", "ref: refs/heads/main\n")
     store.create(None, label="baseline")
