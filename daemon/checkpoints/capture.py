@@ -34,6 +34,9 @@ class Capture:
 
     stats: dict[str, DiskStat | None] = field(default_factory=dict)
     explicit: set[str] = field(default_factory=set)
+    # what the watcher reported changed: read whatever the stat cache says (trust_stat is a full
+    # scan's, for the files nothing reported; an agent can set a file's size and mtime back)
+    reported: set[str] = field(default_factory=set)
     skipped: list[tuple[str, str]] = field(default_factory=list)
     complete: bool = False
     trust_stat: bool = False
@@ -74,6 +77,7 @@ class Capturer:
             self._named(paths, known, result, frames)
         if reliable and snapshot is not None:
             touched = self._dirty(snapshot, known, result, frames)
+            result.reported.update(touched)
             result.rules_changed = self._rules_touched(touched, meta)
             result.rules = {} if not result.rules_changed else dict.fromkeys(RULE_KEYS, "")
             result.complete = not result.rules_changed

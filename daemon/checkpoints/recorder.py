@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Set
 from dataclasses import dataclass, field
 
 from dulwich.objects import Blob
@@ -186,14 +186,17 @@ class Recorder:
         known: Known,
         *,
         explicit: Iterable[str] = (),
+        reported: Set[str] = frozenset(),
         trust_stat: bool,
         created_after_ns: int | None,
         save: bool,
     ) -> Changes:
         """Observe every path in stats; keep new states, and (save=True) store their blobs.
 
-        Explicit paths always get an entry, changed or not. created_after_ns, when set, lets a
-        path never seen before count as created (absent earlier) if its ctime is not older.
+        Explicit paths always get an entry, changed or not. Paths the watcher reported are read
+        even where trust_stat lets the stat cache vouch for the rest. created_after_ns, when
+        set, lets a path never seen before count as created (absent earlier) if its ctime is not
+        older.
         """
         if not os.path.isdir(self._root):
             raise WorkspaceMissing(f"workspace {self._root} no longer exists (moved or deleted?)")
@@ -209,7 +212,7 @@ class Recorder:
             seen = known.get(rel)
             hint = None if seen else self.hints.get(rel)
             observed = self.observe(rel, st, seen[1] if seen else hint[1] if hint else None,
-                                    trust_stat or hint is not None)
+                                    (trust_stat or hint is not None) and rel not in reported)
             keep = self._note(changes, rel, observed, seen, rel in wanted, created_after_ns)
             if keep and observed.data is not None:
                 if save:

@@ -455,7 +455,8 @@ class CheckpointStore:
         continues = (prev is not None and prev.complete and capture.complete
                      and not capture.rules_changed and bool(meta.get("run_start")))
         changes = self._recorder.record(
-            capture.stats, self._known, explicit=capture.explicit, trust_stat=capture.trust_stat,
+            capture.stats, self._known, explicit=capture.explicit, reported=capture.reported,
+            trust_stat=capture.trust_stat,
             created_after_ns=prev.clock_ns if continues and prev is not None else None, save=save)
         return capture, changes, int(meta["run_start"]) if continues else None, meta
 

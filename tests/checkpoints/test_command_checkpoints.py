@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -218,6 +219,27 @@ def test_names_that_are_not_utf8_are_skipped_not_fatal(ws: Path, store: Checkpoi
     cp = store.create(None, label="baseline")
     assert [why for path, why in cp.skipped if path.startswith("caf")] == ["file name is not valid UTF-8"]
     assert "README.md" in cp.files
+
+
+def test_an_edit_the_watcher_saw_is_read_though_a_scan_trusts_the_stat_cache(
+        ws: Path, store: CheckpointStore, scans: list[str]) -> None:
+    """An agent writes src/app.py, sets its mtime back (same size), and touches a .gitignore,
+    which makes the next checkpoint a full scan that trusts size and mtime. The watcher saw the
+    write: that file is read, so a restore brings the person's text back."""
+    hour_ago = time.time_ns() - 3600 * 10**9
+    for path in ("src/app.py", ".gitignore"):
+        os.utime(ws / path, ns=(hour_ago, hour_ago))
+    baseline = store.create(None, label="before the agent")
+    scans.clear()
+    write(ws, "src/app.py", "print('HI')\n")  # same size
+    os.utime(ws / "src/app.py", ns=(hour_ago, hour_ago))
+    with open(ws / ".gitignore", "a") as handle:
+        handle.write("*.tmp\n")
+    after = store.create(None, label="after the agent")
+    assert "" in scans, "the rules changed: a full scan"
+    assert "src/app.py" in after.files
+    store.restore(baseline.id)
+    assert (ws / "src/app.py").read_text() == "print('hi')\n"
 
 
 def test_a_policy_change_makes_the_next_command_checkpoint_scan(
