@@ -12,7 +12,11 @@ def stage(folder: int, name: str, data: bytes, mode: int, link: bool = False) ->
     `name`, in the folder open as `folder`; returns that name. The name is new (O_EXCL) and
     never followed, so nothing another process prepared there (a FIFO, a folder, a symlink) is
     ever opened."""
-    temp = f".{name[:200]}.intentd-{secrets.token_hex(4)}.tmp"
+    # the name's first 100 bytes, not characters: 81 CJK ones are a legal 243-byte name, and
+    # the temporary name must stay under the 255-byte limit too (a cut mid-character is fine:
+    # the bytes are what the file system sees)
+    stem = os.fsdecode(os.fsencode(name)[:100])
+    temp = f".{stem}.intentd-{secrets.token_hex(4)}.tmp"
     if link:
         os.symlink(os.fsdecode(data), temp, dir_fd=folder)
         return temp

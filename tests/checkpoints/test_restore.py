@@ -171,6 +171,20 @@ def test_a_folder_made_by_the_agent_gives_way_to_the_file(ws: Path, store: Check
     assert (ws / "README.md").read_text() == "# demo\n"
 
 
+def test_a_file_with_a_long_name_is_restored(ws: Path, store: CheckpointStore) -> None:
+    """81 CJK characters are a legal 243-byte name; the temporary file a restore writes beside
+    it once took the name's first 200 characters, over the 255-byte limit, and every restore
+    of the workspace failed ("File name too long"): an agent could plant one to block them."""
+    name = "src/" + "文" * 81 + ".md"
+    write(ws, name, "the person's notes\n")
+    cp = store.create(None, label="baseline")
+    write(ws, name, "the agent's\n")
+    write(ws, "README.md", "# wrecked\n")
+    store.restore(cp.id)
+    assert (ws / name).read_text() == "the person's notes\n"
+    assert (ws / "README.md").read_text() == "# demo\n"
+
+
 def test_unsaved_big_files_are_left_alone(ws: Path, make_store: StoreFactory) -> None:
     store = make_store(ws, max_file_bytes=1024)
     cp = store.create(None, label="baseline")
