@@ -6,6 +6,7 @@ import errno
 import os
 import shutil
 import stat
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,7 +21,7 @@ from intentd.daemon.checkpoints import (
     WorkspaceMissing,
 )
 from intentd.daemon.checkpoints.inbox import MAX_BLOB_BYTES
-from intentd.daemon.checkpoints.objects import BlobStore
+from intentd.daemon.checkpoints.objects import DELTA_MAX_BYTES, BlobStore, blob_sha, make_blob
 from intentd.daemon.utils.statedir import checkpoints_dir, state_home
 
 from .conftest import StoreFactory, write
@@ -255,3 +256,25 @@ def test_a_store_made_open_is_made_private_when_opened(ws: Path, tmp_path: Path,
     with CheckpointStore(ws, state, watch=False) as store:
         assert [c.label for c in store.list()] == ["baseline"]
     assert open_to_others(state) == []
+
+
+def test_big_blobs_are_packed_whole_and_small_versions_as_deltas(tmp_path: Path) -> None:
+    """A delta search over random data near the 5 MiB cap took minutes, and every checkpoint
+    of the workspace waited for it. Blobs over DELTA_MAX_BYTES are packed whole; versions of a
+    source file still become deltas of each other (what keeps storage small)."""
+    store = BlobStore(tmp_path / "git")
+    source = "".join(f"line {i}: some code here\n" for i in range(400))
+    versions = [make_blob(source.replace("line 7:", f"line 7 (v{v}):").encode()) for v in range(3)]
+    big = [make_blob(os.urandom(DELTA_MAX_BYTES + 4096)) for _ in range(2)]
+    big.append(make_blob(big[0].data[:-1] + b"x"))  # a near copy: a delta, were it searched
+    store.put(versions + big)
+    store.repack([(blob_sha(b), "src/app.py") for b in versions]
+                 + [(blob_sha(b), "data/blob.bin") for b in big], drop_loose=[
+                     blob_sha(b) for b in versions + big])
+    index = next((tmp_path / "git" / "objects" / "pack").glob("*.idx"))
+    listing = subprocess.run(["git", "verify-pack", "-v", str(index)], capture_output=True,
+                             text=True, check=True).stdout
+    deltas = {line.split()[0] for line in listing.splitlines() if len(line.split()) >= 7}
+    assert not deltas & {blob_sha(b) for b in big}, "big blobs are stored whole"
+    assert len(deltas & {blob_sha(b) for b in versions}) == 2, "two versions are deltas of a third"
+    assert [store.get(blob_sha(b)) for b in big] == [b.data for b in big]
