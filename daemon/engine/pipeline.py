@@ -64,6 +64,7 @@ RECHECK: tuple[Stage, ...] = (
 BEFORE_EXECUTE: tuple[steps.Step, ...] = (
     steps.record_intent,    # the ledger's intent line: nothing runs unrecorded
     steps.hold_folders,     # an edit's folders held open, so a swapped folder cannot redirect it
+    steps.one_name,         # an edit a hook agent makes itself: never through a hard link
     steps.pre_hooks,        # the policy's pre_tool hooks may veto
     steps.files_before,     # hashes (and text, for blame) of the files it writes
     steps.as_shown,         # an edit a person approved from its diff: over that file, or not at all

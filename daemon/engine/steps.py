@@ -8,6 +8,8 @@ ledger, the checkpoint store and the hooks through the engine.
 from __future__ import annotations
 
 import logging
+import os
+import stat
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -55,6 +57,27 @@ def hold_folders(engine: Engine, run: Run) -> Decision | None:
         run.ev.held = hold_anchors(p.absolute for p in run.ctx.paths)
     except (OSError, ToolFailed) as exc:
         return Decision.deny("access", str(exc))
+    return None
+
+
+def one_name(engine: Engine, run: Run) -> Decision | None:
+    """An edit the agent makes itself (a hook agent's) never lands on a file with other names.
+    Written in place (Node's fs.writeFile, Rust's fs::write), a hard link changes every name of
+    the file: `ln docs/person.md src/notes.md` made earlier, an edit of src/notes.md rewrites
+    the person's docs/person.md, out of scope, and no checkpoint holds it. (An edit run here
+    replaces the file by a rename, which leaves the other names as they were.)"""
+    if run.here or run.ctx.kind is not ToolKind.EDIT:
+        return None
+    for path in run.ctx.paths:
+        try:
+            info = os.lstat(path.absolute)
+        except OSError:
+            continue  # absent: a new file has one name
+        if stat.S_ISREG(info.st_mode) and info.st_nlink > 1:
+            return Decision.deny("access", f"{path.shown} has {info.st_nlink} names (hard links): "
+                                           "a write in place changes them all, and the others "
+                                           "may be out of scope. Remove this name first, then "
+                                           "write the file anew")
     return None
 
 

@@ -146,6 +146,29 @@ def test_a_write_through_a_hard_link_is_found_and_undone(connect: Connect, tmp_p
     assert not (workspace / "src" / "g").exists()
 
 
+def test_a_hook_agent_may_not_edit_a_file_with_other_names(connect: Connect,
+                                                            tmp_path: Path) -> None:
+    """src/notes.md, in scope, is a second name of the person's docs/guide.md (an earlier
+    command linked them). A hook agent writes its edits itself, in place: through the link,
+    docs/guide.md would change, and no audit follows an edit. Refused before its checkpoint;
+    an edit intentd makes replaces the file by a rename, so the other name keeps its text."""
+    workspace = git_workspace(tmp_path / "ws", ["src/**"], {"auto_approve": {"edit": True}})
+    os.link(workspace / "docs" / "guide.md", workspace / "src" / "notes.md")
+    agent = connect("claude-code")
+    session_id = open_session(agent, workspace)
+    read = agent.call(protocol.TOOLS_CALL, {"session_id": session_id, "tool": "read_file",
+                                            "args": {"path": "src/notes.md"}})
+    assert read["decision"] == "allow"
+    edit = {"session_id": session_id, "tool": "write_to_file",
+            "args": {"path": "src/notes.md", "content": "agent was here\n"}}
+    answer = agent.call(protocol.TOOLS_AUTHORIZE, edit)
+    assert (answer["decision"], answer["stage"]) == ("deny", "access")
+    assert "has 2 names (hard links)" in answer["reason"] and answer["checkpoint_id"] is None
+    assert agent.call(protocol.TOOLS_CALL, edit)["decision"] == "allow"
+    assert (workspace / "src" / "notes.md").read_text() == "agent was here\n"
+    assert (workspace / "docs" / "guide.md").read_text() == "# guide\n"
+
+
 def test_a_repository_a_command_makes_is_moved_out_and_kept(connect: Connect,
                                                             tmp_path: Path) -> None:
     """A `.git` anywhere makes its folder a repository: git run there (by the person, or an
