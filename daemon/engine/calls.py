@@ -9,7 +9,7 @@ from typing import Any
 from intentd.daemon.engine.context import CallContext
 from intentd.daemon.engine.decision import Decision
 from intentd.daemon.sandbox.git_control import Before
-from intentd.daemon.tools.anchor import Anchor
+from intentd.daemon.tools.anchor import Anchor, HeldFolder
 from intentd.daemon.tools.base import ToolResult
 
 # approved_by of a call handed to the agent's own prompt that the agent then reported as run
@@ -30,6 +30,7 @@ class Evaluation:
     started_at: float
     decided_ms: float
     held: tuple[Anchor, ...] = ()  # a file tool's folders, held open from the recheck to the write
+    held_cwd: HeldFolder | None = None  # a command's folder, held open from the recheck to its start
     grant_id: str | None = None  # the person's grant that answered it, when one did
     args_record: tuple[Any, str] | None = None  # the ledger's args and their sha256 (receipts.py)
     # a file edit's file as the person was shown its diff: sha256 of its bytes, None when absent

@@ -234,6 +234,9 @@ class Engine:
         finally:
             release(ev.held)
             ev.held = ()
+            if ev.held_cwd is not None:
+                ev.held_cwd.close()
+                ev.held_cwd = None
 
     def authorize(self, ev: Evaluation, approved_by: str | None,
                   decision: Decision | None = None) -> Outcome:
@@ -332,7 +335,9 @@ class Engine:
         assert ctx.tool is not None
         tool_ctx = ToolContext(
             root=ctx.root, paths=tuple(p.absolute for p in ctx.paths),
-            cwd=ctx.cwd.absolute if ctx.cwd else ctx.root, intents_lookup=ctx.intents_lookup,
+            cwd=(ev.held_cwd.path() if ev.held_cwd is not None
+                 else ctx.cwd.absolute if ctx.cwd else ctx.root),
+            intents_lookup=ctx.intents_lookup,
             is_ignored=ctx.config.ignore.ignores,
             sandbox=request_for(ctx, approved_by) if ctx.kind is ToolKind.COMMAND else None,
             anchors=ev.held, shown=ev.shown)

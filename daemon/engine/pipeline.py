@@ -63,7 +63,7 @@ RECHECK: tuple[Stage, ...] = (
 # Before executing: each step may refuse (its Decision is recorded as the call's receipt).
 BEFORE_EXECUTE: tuple[steps.Step, ...] = (
     steps.record_intent,    # the ledger's intent line: nothing runs unrecorded
-    steps.hold_folders,     # an edit's folders held open, so a swapped folder cannot redirect it
+    steps.hold_folders,     # an edit's folders, a command's cwd, held open: no swapped folder redirects them
     steps.one_name,         # an edit a hook agent makes itself: never through a hard link
     steps.pre_hooks,        # the policy's pre_tool hooks may veto
     steps.files_before,     # hashes (and text, for blame) of the files it writes

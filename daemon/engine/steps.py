@@ -20,7 +20,7 @@ from intentd.daemon.policy.hooks import run_post_hooks, run_pre_hooks
 from intentd.daemon.sandbox import git_control, nested_git
 from intentd.daemon.sandbox.calls import audited
 from intentd.daemon.sandbox.landlock import kernel_abi
-from intentd.daemon.tools.anchor import hold_anchors
+from intentd.daemon.tools.anchor import HeldFolder, hold_anchors
 from intentd.daemon.tools.base import ToolFailed, ToolKind
 from intentd.daemon.tools.files import changed_since_shown
 
@@ -50,11 +50,17 @@ def record_intent(engine: Engine, run: Run) -> Decision | None:
 
 
 def hold_folders(engine: Engine, run: Run) -> Decision | None:
-    """From here to the write, a swapped folder cannot redirect an edit run here."""
-    if not run.here or run.ctx.kind is not ToolKind.EDIT:
+    """From here to the write, a swapped folder cannot redirect an edit run here; nor, to its
+    start, a command run here (`cwd: build`, build swapped for a symlink to src/ after the
+    person approved `rm -f *.txt` there)."""
+    ctx = run.ctx
+    if not run.here or ctx.kind not in (ToolKind.EDIT, ToolKind.COMMAND):
         return None
     try:
-        run.ev.held = hold_anchors(p.absolute for p in run.ctx.paths)
+        if ctx.kind is ToolKind.COMMAND:
+            run.ev.held_cwd = HeldFolder(ctx.cwd.absolute if ctx.cwd else ctx.root)
+        else:
+            run.ev.held = hold_anchors(p.absolute for p in ctx.paths)
     except (OSError, ToolFailed) as exc:
         return Decision.deny("access", str(exc))
     return None

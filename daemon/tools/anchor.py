@@ -135,6 +135,30 @@ class Anchor:
         return folder
 
 
+class HeldFolder:
+    """A command's working folder, reached from / one folder at a time without following a
+    symlink and held open from the recheck on: the command starts in it through
+    /proc/self/fd, not in whatever a symlink swapped in at its path since then names."""
+
+    def __init__(self, path: str) -> None:
+        self._path = path
+        self.fd, missing = walk(path, [p for p in path.split("/") if p])
+        if missing:
+            os.close(self.fd)
+            raise ToolFailed(f"{path} does not exist any more")
+
+    def path(self) -> str:
+        """Where a process started now may chdir: the held folder itself, where there is a
+        /proc (a child process has the same descriptors); else the path as checked."""
+        proc = f"/proc/self/fd/{self.fd}"
+        return proc if os.path.isdir(proc) else self._path
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+
 def hold_anchors(paths: Iterable[str]) -> tuple[Anchor, ...]:
     """An anchor for each path, all or none."""
     held: list[Anchor] = []

@@ -24,7 +24,7 @@ from tests.sandbox.conftest import (
     two_agents,
     unasked_command,
 )
-from tests.server.helpers import open_session
+from tests.server.helpers import Background, open_session, wait_notification
 
 # The kernel grants src/ as a whole; only the audit can hold a command to *.py inside it.
 TIDY = ('echo x > src/notes.txt; echo "# more" >> src/app.py; rm src/old.txt; '
@@ -167,6 +167,34 @@ def test_a_hook_agent_may_not_edit_a_file_with_other_names(connect: Connect,
     assert agent.call(protocol.TOOLS_CALL, edit)["decision"] == "allow"
     assert (workspace / "src" / "notes.md").read_text() == "agent was here\n"
     assert (workspace / "docs" / "guide.md").read_text() == "# guide\n"
+
+
+def test_a_command_starts_in_the_folder_checked_not_a_symlink_swapped_in(
+        connect: Connect, tmp_path: Path) -> None:
+    """`rm -f *.txt` in build/, approved by a person; then (here: by a pre-hook, after the recheck held the
+    folder) build/ is moved aside and a symlink to src/ put in its place. The command runs
+    in the build folder that was checked, and src/ keeps its files."""
+    swap = "mv build build.moved && ln -s src build"
+    workspace = git_workspace(tmp_path / "ws", ["**"], {
+        "auto_approve": {"all_commands": True},
+        "hooks": {"pre_tool": [{"command": swap, "matcher": "execute_command"}]}})
+    (workspace / "build").mkdir()
+    (workspace / "build" / "junk.txt").write_text("junk\n")
+    (workspace / "src" / "keep.txt").write_text("the person's\n")
+    agent, person = connect("agent"), connect("gui")
+    person.call(protocol.EVENTS_SUBSCRIBE, {})
+    session_id = open_session(agent, workspace)
+    call = Background(agent, protocol.TOOLS_CALL, {
+        "session_id": session_id, "tool": "execute_command",
+        "args": {"command": "rm -f *.txt; pwd -P", "cwd": "build"}})
+    request = wait_notification(person, protocol.APPROVALS_REQUESTED)
+    assert request["args"]["cwd"] == "build"
+    person.call(protocol.APPROVALS_RESPOND, {"approval_id": request["id"], "decision": "approve"})
+    answer = call.result(30)
+    assert answer["decision"] == "allow", answer
+    assert answer["result"]["output"].splitlines()[0] == str(workspace / "build.moved")
+    assert (workspace / "src" / "keep.txt").read_text() == "the person's\n"
+    assert not (workspace / "build.moved" / "junk.txt").exists()
 
 
 def test_a_repository_a_command_makes_is_moved_out_and_kept(connect: Connect,
