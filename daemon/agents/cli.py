@@ -35,7 +35,8 @@ def register(subparsers: Any) -> None:
     run.set_defaults(func=_lazy("run_command"))
 
     mcp = subparsers.add_parser("mcp", help="the gated tools as an MCP server (stdio)")
-    mcp.add_argument("--workspace", type=Path, default=Path.cwd(), help="default: this folder")
+    mcp.add_argument("--workspace", type=Path,
+                     help="default: the workspace at or above this folder")
     mcp.add_argument("--in-process", action="store_true",
                      help="do not use a daemon (calls that need a person are refused)")
     pipeline_options(mcp)

@@ -16,6 +16,7 @@ from mcp.server.stdio import stdio_server
 from intentd.daemon import __version__
 from intentd.daemon.agents.calls import CallResult
 from intentd.daemon.agents.gateway import Gateway, GatewayError, open_gateway
+from intentd.daemon.agents.hooks.handshake import here
 from intentd.daemon.agents.prompt import handshake_section, workspace_facts
 from intentd.daemon.tools.base import Tool
 from intentd.daemon.tools.registry import BUILTIN_TOOLS
@@ -105,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
     """stdout is the MCP wire: every notice goes to stderr."""
     from intentd.daemon.agents.approver import refuse_without_person
 
-    workspace: Path = args.workspace
+    workspace: Path = args.workspace or here()
     if not workspace.is_dir():
         print(f"intentd mcp: workspace {workspace} is not a folder", file=sys.stderr)
         return 2

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from intentd.daemon.agents.cli import pipeline_options
+from intentd.daemon.agents.hooks.handshake import here
 
 # anthropic takes seconds to import: it is imported when `run` runs, not when the CLI is built
 DEFAULT_MODEL = "claude-sonnet-5-5"
@@ -25,7 +26,8 @@ def _env_int(name: str, default: int) -> int:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("task", help="what the agent should do")
-    parser.add_argument("--workspace", type=Path, default=Path.cwd(), help="default: this folder")
+    parser.add_argument("--workspace", type=Path,
+                        help="default: the workspace at or above this folder")
     parser.add_argument("--model", default=os.environ.get("INTENTD_MODEL", DEFAULT_MODEL),
                         help=f"env INTENTD_MODEL; default {DEFAULT_MODEL}")
     parser.add_argument("--max-tokens", type=int,
@@ -52,6 +54,7 @@ def run(args: argparse.Namespace) -> int:
     problem = api.missing_key()
     if problem:
         return _fail(problem)
+    args.workspace = args.workspace or here()
     if not args.workspace.is_dir():
         return _fail(f"workspace {args.workspace} is not a folder", 2)
     if args.max_turns < 1 or args.max_tokens < 1 or args.max_retries < 0:

@@ -17,6 +17,7 @@ import stat
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from intentd.daemon import protocol
@@ -27,6 +28,7 @@ from intentd.daemon.agents.hooks.adapter import (
     Reply,
     derived_call_key,
 )
+from intentd.daemon.agents.hooks.handshake import enclosing_workspace
 from intentd.daemon.agents.hooks.mapping import command_cwd
 from intentd.daemon.server.hook_memory import HookMemory
 from intentd.daemon.server.http_wire import HookOptions
@@ -336,9 +338,10 @@ def regular_or_missing(path: str) -> bool:
 
 def workspace_of(event: HookEvent, options: HookOptions, held: HeldSession | None) -> str:
     """The URL's workspace, else the one the session had (it was closed meanwhile), else the
-    agent's cwd at the session's first call."""
-    chosen = options.workspace or (held.workspace if held else None) or event.workspace \
-        or event.cwd
+    workspace at or above the agent's cwd at the session's first call."""
+    fixed = options.workspace or (held.workspace if held else None)
+    chosen = fixed or event.workspace or event.cwd
     if not chosen or not os.path.isdir(chosen):
         raise HookRefusal(f"no workspace folder (cwd {event.cwd!r})")
-    return os.path.realpath(chosen)
+    folder = Path(chosen).resolve()
+    return str(folder if fixed else enclosing_workspace(folder) or folder)

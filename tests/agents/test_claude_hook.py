@@ -285,3 +285,19 @@ def test_read_write_edit_and_shell_before_and_after_selecting(hook: Hook, ws: Pa
     assert after == {"write": "allow", "edit": "allow", "shell": "allow"}
     assert [a["tool"] for a in person.seen] == ["write_to_file", "replace_in_file",
                                                 "execute_command"]
+
+
+def test_an_agent_started_in_a_sub_folder_works_in_the_projects_workspace(
+        daemon: DaemonProcess, ws: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Claude Code started in src/ names src/ as its project: the session is the workspace's
+    above it (whose ignore rules hold), as the daemon opens none on a workspace's sub-folder."""
+    (ws / ".orchestration" / "ignore").write_text("src/secret.txt\n")
+    (ws / "src" / "secret.txt").write_text("KEY\n")
+    hook = Hook(daemon.socket_path, ws / "src", monkeypatch, capsys)
+    assert hook.pre("Read", {"file_path": str(ws / "src" / "app.py")})[0] == "allow"
+    verdict, reason = hook.pre("Read", {"file_path": str(ws / "src" / "secret.txt")})
+    assert verdict == "deny" and "ignored" in reason
+    with Client(daemon.socket_path) as client:
+        sessions = client.call(protocol.SESSIONS_LIST)["sessions"]
+    assert [s["workspace"] for s in sessions] == [str(ws)]

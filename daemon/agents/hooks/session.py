@@ -14,6 +14,7 @@ from typing import Any
 from intentd.daemon import protocol
 from intentd.daemon.agents.deadline import Deadline
 from intentd.daemon.agents.hooks.adapter import Adapter, HookEvent, Mapped
+from intentd.daemon.agents.hooks.handshake import enclosing_workspace
 from intentd.daemon.agents.hooks.keeper import START_TIMEOUT, KeeperFailed, start_keeper
 from intentd.daemon.agents.hooks.mapping import command_cwd
 from intentd.daemon.agents.hooks.state import AgentSession, LockTimeout, StateFile
@@ -50,14 +51,17 @@ def workspace_of(adapter: Adapter, options: HookOptions, event: HookEvent,
                  recorded: str | None = None) -> str | None:
     """The session's workspace folder, resolved: --workspace (which must exist), else the first
     existing of: the one the session recorded (it keeps it when cwd changes), the agent's
-    project variable, the project root the payload names, the hook's cwd."""
+    project variable, the project root the payload names, the hook's cwd; from any but the
+    recorded one, the workspace at or above it."""
     if options.workspace is not None:
         given = Path(options.workspace)
         return str(given.resolve()) if given.is_dir() else None
     named = [os.environ.get(name) for name in adapter.project_dir_env]
-    for chosen in (recorded, *named, event.workspace, event.cwd):
+    for index, chosen in enumerate((recorded, *named, event.workspace, event.cwd)):
         if chosen and Path(chosen).is_dir():
-            return str(Path(chosen).resolve())
+            folder = Path(chosen).resolve()
+            enclosing = None if index == 0 else enclosing_workspace(folder)
+            return str(enclosing or folder)
     return None
 
 

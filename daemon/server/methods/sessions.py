@@ -4,16 +4,39 @@ from __future__ import annotations
 
 import os
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from intentd.daemon import __version__, protocol
 from intentd.daemon.engine.session import Mode
+from intentd.daemon.policy.persons import PERSONS_FOLDER
 from intentd.daemon.protocol import messages as m
 from intentd.daemon.sandbox.status import sandbox_status
 from intentd.daemon.server import wire
 from intentd.daemon.server.core import DaemonCore
 from intentd.daemon.server.methods.tools import call_tool
 from intentd.daemon.server.rpc import MethodError, MethodTable, Params, bad_params
+
+
+def not_a_workspace(folder: Path) -> str | None:
+    """Why a session may not open on this folder, or None. A session's folder is where its
+    paths are "inside": a session on `/`, a home folder or a workspace's sub-folder would read
+    what the person's ignore rules hide, and outside files, as inside. So it must be a folder
+    a person made a workspace (`.orchestration/`, which no agent may write)."""
+    try:
+        root = folder.resolve()
+    except (OSError, RuntimeError) as exc:
+        return f"cannot resolve {folder}: {exc}"
+    if not root.is_dir():
+        return f"workspace {folder} is not a folder"
+    if (root / PERSONS_FOLDER).is_dir() and not (root / PERSONS_FOLDER).is_symlink():
+        return None
+    enclosing = next((p for p in root.parents if (p / PERSONS_FOLDER).is_dir()), None)
+    if enclosing is not None:
+        return (f"{root} is inside the workspace {enclosing}, whose .orchestration/ applies to it: "
+                f"open the session on {enclosing}")
+    return (f"{root} is not an intentd workspace (it has no {PERSONS_FOLDER}/ folder): the "
+            "person makes it one with `intentd init` there")
 
 
 def register(table: MethodTable, core: DaemonCore) -> None:
@@ -30,6 +53,9 @@ def register(table: MethodTable, core: DaemonCore) -> None:
                            if "agent_process" in params.raw else None)).to_json()
 
     async def sessions_open(conn: Any, params: Params) -> dict[str, Any]:
+        refusal = not_a_workspace(Path(params.text("workspace")).expanduser())
+        if refusal:
+            raise MethodError(protocol.UNKNOWN_WORKSPACE, refusal, {"param": "workspace"})
         workspace = core.workspace(params)
         mode_name = params.opt_text("mode") or "act"
         if mode_name not in ("act", "plan"):
