@@ -227,9 +227,15 @@ class ApprovalsPane(QWidget):
             self._send_many(ids, lambda: self.answers.answer(ids, approve, feedback=feedback))
 
     def _approve_rest_of_turn(self) -> None:
-        if self._current_id is not None and self.answerable():
-            ids = [self._current_id]
-            self._send_many(ids, lambda: self.answers.answer(ids, True, rest_of_turn=True))
+        """The call shown and the rest of its turn that the table shows, by id. Not the daemon's
+        `rest_of_turn`: that answers the turn as it stands when the answer arrives, with a call
+        the agent queued a moment before the click, which the person never saw."""
+        current = self.current()
+        if current is not None and current.batch is not None and self.answerable():
+            shown = map(self.model.approval_at, range(self.model.rowCount()))
+            ids = [a.id for a in shown if a and a.id not in self._sent
+                   and (a.session_id, a.batch) == (current.session_id, current.batch)]
+            self._send_many(ids, lambda: self.answers.answer(ids, True))
 
     def approve_with_grant(self, grant: dict[str, Any]) -> None:
         """Approve the request shown, and remember the answer as `grant`."""

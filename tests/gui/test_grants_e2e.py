@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -45,6 +47,45 @@ def test_approve_the_rest_of_a_turn_answers_every_call_of_it(
     assert [a["decision"] for a in answers] == ["allow"] * 3
     assert all(a["approved_by"] == "person" for a in answers)
     qtbot.waitUntil(lambda: rows(window) == 0)
+
+
+def test_the_rest_of_a_turn_is_what_the_person_was_shown(
+        daemon: DaemonProcess, project: Path, make_window: MakeWindow, qtbot: QtBot) -> None:
+    """A call the agent adds to the turn just before the click, not yet in the table, is not
+    approved with it: it waits, and the person sees it next."""
+    window, _core = make_window(daemon.socket_path)
+    with contextlib.ExitStack() as clients:
+        def connected() -> Client:
+            client = clients.enter_context(Client(daemon.socket_path))
+            client.initialize("agent")
+            return client
+
+        look = connected()
+        session_id = open_session(connected(), project)
+
+        def queue(path: str) -> Background:  # a connection each: a Client is one caller's
+            return Background(connected(), protocol.TOOLS_CALL, {
+                "session_id": session_id, "tool": "write_to_file", "batch": "turn-1",
+                "args": {"path": path, "content": "x\n"}})
+
+        shown = [queue("src/a.py"), queue("src/b.py")]
+        qtbot.waitUntil(lambda: rows(window) == 2, timeout=10000)
+        wait_answerable(window, qtbot)
+        late = queue("src/late.py")  # Qt runs no event until the click: the table has two
+        deadline = time.monotonic() + 10
+        while len(look.call(protocol.APPROVALS_LIST)["approvals"]) < 3:
+            assert time.monotonic() < deadline, "the third call never waited"
+            time.sleep(0.02)
+        window.approvals_pane.approve_turn.click()
+        qtbot.waitUntil(lambda: not any(call.thread.is_alive() for call in shown), timeout=10000)
+        assert [call.result()["decision"] for call in shown] == ["allow", "allow"]
+        waiting = look.call(protocol.APPROVALS_LIST)["approvals"]
+        assert [a["args"]["path"] for a in waiting] == ["src/late.py"]
+        qtbot.waitUntil(lambda: rows(window) == 1, timeout=10000)
+        look.call(protocol.APPROVALS_RESPOND, {"approval_id": waiting[0]["id"],
+                                               "decision": "reject"})
+        assert late.result()["decision"] == "deny"
+    assert not (project / "src" / "late.py").exists()
 
 
 def test_several_selected_requests_are_answered_together(
