@@ -77,7 +77,8 @@ class _Folders:
         except (NotADirectoryError, OSError) as exc:
             if exc.errno not in (errno.ELOOP, errno.ENOTDIR):
                 raise
-            raise RestoreFailed(f"{folder} is not a folder any more") from None
+            raise RestoreFailed(f"{folder} is not a folder any more (a file or a symlink stands "
+                                f"there now: move it away, then restore again)") from None
         self._fds[folder] = fd
         return fd
 

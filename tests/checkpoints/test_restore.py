@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import stat
 import subprocess
 import time
@@ -161,6 +162,24 @@ def test_restore_changes_nothing_when_a_folder_is_in_the_way(ws: Path, store: Ch
     with pytest.raises(RestoreFailed, match="did not save"):
         store.restore(cp.id)
     assert tree(ws) == before
+
+
+def test_a_file_where_a_folder_was_stops_the_restore_and_says_what_to_do(
+        ws: Path, store: CheckpointStore) -> None:
+    """`rm -rf src; touch src`: the restore fails whole, naming what to move away (it does not
+    delete it itself, yet), and after that it brings everything back."""
+    cp = store.create(None, label="baseline")
+    write(ws, "README.md", "# wrecked\n")
+    shutil.rmtree(ws / "src")
+    write(ws, "src", "a file now\n")
+    before = tree(ws)
+    with pytest.raises(RestoreFailed, match="src is not a folder any more .*move it away"):
+        store.restore(cp.id)
+    assert tree(ws) == before, "nothing was changed"
+    (ws / "src").unlink()
+    store.restore(cp.id)
+    assert (ws / "src" / "app.py").read_text() == "print('hi')\n"
+    assert (ws / "README.md").read_text() == "# demo\n"
 
 
 def test_a_folder_made_by_the_agent_gives_way_to_the_file(ws: Path, store: CheckpointStore) -> None:
