@@ -35,6 +35,7 @@ from intentd.daemon.engine.watcher import ConfigWatcher
 from intentd.daemon.engine.workspace import Workspace
 from intentd.daemon.grants.model import grantable
 from intentd.daemon.grants.store import GrantBook
+from intentd.daemon.policy.persons import PERSONS_FOLDER
 from intentd.daemon.protocol import messages
 from intentd.daemon.sandbox.calls import request_for
 from intentd.daemon.sandbox.overlap import OverlapTracker, Running
@@ -75,6 +76,7 @@ class Engine:
         self.event_sinks: list[EventSink] = []
         self.tracing = CallTracing(self.home)  # lines written, for blame; spans, for telemetry
         self.grants = GrantBook(self.home)  # a person's remembered answers (daemon/grants)
+        self._warmed: set[str] = set()  # workspaces whose checkpoint store was warmed up
 
     # -- workspaces and sessions -------------------------------------------------------------
 
@@ -89,8 +91,13 @@ class Engine:
                 if self.watch:  # first: a workspace whose config cannot be watched is not open
                     self._watch_config(found)
                 self.workspaces[found.root_str] = found
-                if self.watch and self.use_checkpoints:
-                    self._warm_up(found)
+            if (self.watch and self.use_checkpoints and found.root_str not in self._warmed
+                    and (resolved / PERSONS_FOLDER).is_dir()):
+                # Only a folder a person made a workspace: no session opens on any other, so
+                # none takes a checkpoint there, and `intents/list` on / must not warm up (read
+                # and hold) the whole file system. One made a workspace later warms up then.
+                self._warmed.add(found.root_str)
+                self._warm_up(found)
             return found
 
     def _watch_config(self, workspace: Workspace) -> None:

@@ -46,6 +46,30 @@ def test_the_list_says_what_the_watcher_sees(short_dir: Path) -> None:
     assert listed["coverage"]["summary"].startswith("watching all")
 
 
+def test_a_folder_warms_up_only_once_a_person_makes_it_a_workspace(short_dir: Path) -> None:
+    """Any client may ask `intents/list` of any folder (`/`, say): that must not read and hold
+    a checkpoint baseline of it. A folder `intentd init` made a workspace warms up when a
+    session opens on it."""
+    folder = short_dir / "plain"
+    (folder / "src").mkdir(parents=True)
+    (folder / "src" / "app.py").write_text("x = 1\n")
+    with DaemonProcess(short_dir / "d.sock", short_dir / "state") as daemon, \
+            Client(daemon.socket_path) as client:
+        client.initialize("test")
+        client.call(protocol.EVENTS_SUBSCRIBE, {"events": [protocol.CHECKPOINTS_PROGRESS]})
+        assert client.call(protocol.INTENTS_LIST, {"workspace": str(folder)})["intents"] == []
+        assert client.next_notification(timeout=2) is None, "no warm-up of a plain folder"
+        make_workspace(folder)  # what `intentd init` and an intent give it
+        client.call(protocol.SESSIONS_OPEN, {"workspace": str(folder), "agent": "agent"})
+        deadline = time.monotonic() + 20
+        phases = []
+        while "done" not in phases and time.monotonic() < deadline:
+            message = client.next_notification(timeout=deadline - time.monotonic())
+            if message is not None:
+                phases.append(message["params"]["phase"])
+        assert phases[-1:] == ["done"]
+
+
 def test_a_workspace_warms_up_when_the_daemon_opens_it(short_dir: Path) -> None:
     """Its baseline is taken in the background, with progress, and never listed; the first
     command then only looks at what changed: no full scan in the call."""
