@@ -60,9 +60,12 @@ def offer_from_the_last_refusal(window: MainWindow, qtbot: QtBot) -> ScopeEditor
     """Activity's newest row (a refusal at scope): "Add to this intent's scope…", its editor."""
     window.show_tab(ACTIVITY)
     table, action = window.activity_pane.table, window.activity_scope_action
-    qtbot.waitUntil(lambda: table.model().rowCount() > 0, timeout=5000)
-    table.selectRow(table.model().rowCount() - 1)
-    assert action.isEnabled()
+
+    def refusal_selected() -> bool:  # rows arrive one by one: the refusal may not be in yet
+        table.selectRow(table.model().rowCount() - 1)
+        return action.isEnabled()
+
+    qtbot.waitUntil(refusal_selected, timeout=5000)
     action.trigger()
     return open_editor(window, qtbot)
 
