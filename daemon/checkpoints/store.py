@@ -306,6 +306,15 @@ class CheckpointStore:
                 self._tracker.add(found)
             return tuple(found)
 
+    def known_skipped(self, checkpoint_id: str) -> set[str]:
+        """Every path a checkpoint up to this one listed as skipped (not kept: a name that is
+        not UTF-8, a file over the size cap): what was there before, though none holds it."""
+        self.wait_for_upkeep()
+        with self._lock.hold(exclusive=False):
+            row = self._row(checkpoint_id, brief=True)
+            return {path for earlier in self._manifest.rows("WHERE seq <= ?", (row.seq,))
+                    for path, _why in earlier.skipped}
+
     def git_mark(self) -> int | None:
         """Where the watcher is now: taken right after a command's checkpoint, git_made() then
         names the `.git` entries made since. None without a watcher."""

