@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import errno
 import os
+import secrets
 import stat
 from collections.abc import Mapping
 from contextlib import suppress
@@ -55,9 +56,14 @@ class _Folders:
     Every change is made relative to these descriptors, so a folder swapped for a symlink after
     it was opened cannot redirect a write, rename or delete outside the workspace."""
 
-    def __init__(self, root: str) -> None:
+    def __init__(self, root: str, deleting: set[str] | None = None) -> None:
         self._fds: dict[str, int] = {"": os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)}
         self.made: list[str] = []  # folders created, parents first
+        # A file or symlink standing where a folder must be made, which the restore deletes
+        # anyway (`rm -rf src; touch src`): renamed aside (path: its name there) until the
+        # commit deletes it, or put back when the restore fails.
+        self._deleting = deleting or set()
+        self.asides: dict[str, str] = {}
 
     def fd(self, folder: str, *, create: bool = False) -> int:
         """The descriptor of folder ('' is the root); FileNotFoundError when it is missing."""
@@ -77,8 +83,16 @@ class _Folders:
         except (NotADirectoryError, OSError) as exc:
             if exc.errno not in (errno.ELOOP, errno.ENOTDIR):
                 raise
-            raise RestoreFailed(f"{folder} is not a folder any more (a file or a symlink stands "
-                                f"there now: move it away, then restore again)") from None
+            if not create or folder not in self._deleting:
+                raise RestoreFailed(f"{folder} is not a folder any more (a file or a symlink "
+                                    "stands there now, which this checkpoint did not save: move "
+                                    "it away, then restore again)") from None
+            aside = f".{os.fsdecode(os.fsencode(name)[:100])}.intentd-aside-{secrets.token_hex(4)}"
+            os.rename(name, aside, src_dir_fd=parent_fd, dst_dir_fd=parent_fd)  # never followed
+            self.asides[folder] = aside
+            os.mkdir(name, dir_fd=parent_fd)
+            self.made.append(folder)
+            fd = os.open(name, _DIR_FLAGS, dir_fd=parent_fd)
         self._fds[folder] = fd
         return fd
 
@@ -86,6 +100,19 @@ class _Folders:
         """(descriptor of path's folder, path's own name)."""
         folder, _, name = path.rpartition("/")
         return self.fd(folder, create=create), name
+
+    def split_now(self, path: str) -> tuple[int, str]:
+        """As split, with the name the path's file has now (aside, when it was moved there)."""
+        folder, name = self.split(path)
+        return folder, self.asides.get(path, name)
+
+    def put_back_asides(self) -> None:
+        """The files moved aside back where they stood (the restore failed): after the folders
+        made in their place are gone again."""
+        for path, aside in reversed(list(self.asides.items())):
+            with suppress(OSError, CheckpointError):
+                folder, name = self.split(path)
+                os.rename(aside, name, src_dir_fd=folder, dst_dir_fd=folder)
 
     def close(self) -> None:
         for fd in self._fds.values():
@@ -116,7 +143,7 @@ class Restorer:
     def apply(self, ops: list[Op]) -> tuple[list[str], list[str], list[tuple[str, str]]]:
         """Carry out ops; returns (restored, deleted, skipped)."""
         ready, skipped = self._verify(ops)
-        work = _Work(_Folders(self._root))
+        work = _Work(_Folders(self._root, {op.path for op in ready if not op.target.present}))
         try:
             self._run(work, ready)
         finally:
@@ -194,7 +221,7 @@ class Restorer:
         folders = work.folders
         for op in work.deletes:
             try:
-                folder, name = folders.split(op.path)
+                folder, name = folders.split_now(op.path)
                 os.unlink(name, dir_fd=folder)
             except FileNotFoundError:
                 continue
@@ -217,7 +244,7 @@ class Restorer:
                     folder, name = work.folders.split(item)
                     os.mkdir(name, dir_fd=folder)
                     continue
-                folder, name = work.folders.split(item.path)
+                folder, name = work.folders.split_now(item.path)
                 if item.current.present:
                     temp = self._write_temp(folder, name, item.current)
                     os.replace(temp, name, src_dir_fd=folder, dst_dir_fd=folder)
@@ -236,6 +263,7 @@ class Restorer:
             with suppress(OSError, CheckpointError):
                 folder, name = work.folders.split(rel)
                 os.rmdir(name, dir_fd=folder)
+        work.folders.put_back_asides()
 
 
 def _is_folder(folder: int, name: str) -> bool:

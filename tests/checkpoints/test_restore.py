@@ -164,22 +164,63 @@ def test_restore_changes_nothing_when_a_folder_is_in_the_way(ws: Path, store: Ch
     assert tree(ws) == before
 
 
-def test_a_file_where_a_folder_was_stops_the_restore_and_says_what_to_do(
-        ws: Path, store: CheckpointStore) -> None:
-    """`rm -rf src; touch src`: the restore fails whole, naming what to move away (it does not
-    delete it itself, yet), and after that it brings everything back."""
+@pytest.mark.parametrize("kind", ["file", "symlink"])
+def test_a_file_or_symlink_where_a_folder_was_gives_way(ws: Path, store: CheckpointStore,
+                                                        tmp_path: Path, kind: str) -> None:
+    """`rm -rf src; touch src` (or a symlink there, to a folder outside): once made every
+    restore of the workspace fail. What stands there is new since the checkpoint, so the
+    restore deletes it anyway: it is moved aside first, and never followed."""
     cp = store.create(None, label="baseline")
     write(ws, "README.md", "# wrecked\n")
     shutil.rmtree(ws / "src")
+    write(tmp_path, "outside/keep.txt", "not the workspace's\n")
+    if kind == "file":
+        write(ws, "src", "a file now\n")
+    else:
+        os.symlink(tmp_path / "outside", ws / "src")
+    result = store.restore(cp.id)
+    assert "src" in result.deleted
+    assert (ws / "src" / "app.py").read_text() == "print('hi')\n"
+    assert (ws / "README.md").read_text() == "# demo\n"
+    assert sorted(os.listdir(tmp_path / "outside")) == ["keep.txt"]
+    assert not [name for name in os.listdir(ws) if "intentd-aside" in name]
+
+
+def test_a_restore_that_fails_puts_what_it_moved_aside_back(
+        ws: Path, store: CheckpointStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    cp = store.create(None, label="baseline")
+    shutil.rmtree(ws / "src")
     write(ws, "src", "a file now\n")
+    before = tree(ws)
+    real_replace = os.replace
+    calls = {"n": 0}
+
+    def failing(src: str, dst: str, **dir_fds: int) -> None:
+        if dir_fds:  # the restore's first rename into src/, after the file there was deleted
+            calls["n"] += 1
+            if calls["n"] == 1:
+                raise OSError(5, "Input/output error")
+        real_replace(src, dst, **dir_fds)
+
+    monkeypatch.setattr(os, "replace", failing)
+    with pytest.raises(RestoreFailed, match="rolled back"):
+        store.restore(cp.id)
+    assert tree(ws) == before, "the file is back where it stood, no folder or aside left"
+
+
+def test_a_blocker_no_checkpoint_saved_stops_the_restore_and_says_what_to_do(
+        ws: Path, make_store: StoreFactory) -> None:
+    """Over the size cap, what stands where src/ was is not saved, so not deleted either: the
+    restore fails whole, naming it, and changes nothing."""
+    store = make_store(ws, max_file_bytes=1024)
+    cp = store.create(None, label="baseline")
+    write(ws, "README.md", "# wrecked\n")
+    shutil.rmtree(ws / "src")
+    write(ws, "src", "x" * 4096)
     before = tree(ws)
     with pytest.raises(RestoreFailed, match="src is not a folder any more .*move it away"):
         store.restore(cp.id)
     assert tree(ws) == before, "nothing was changed"
-    (ws / "src").unlink()
-    store.restore(cp.id)
-    assert (ws / "src" / "app.py").read_text() == "print('hi')\n"
-    assert (ws / "README.md").read_text() == "# demo\n"
 
 
 def test_a_folder_made_by_the_agent_gives_way_to_the_file(ws: Path, store: CheckpointStore) -> None:
