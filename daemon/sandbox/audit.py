@@ -342,12 +342,17 @@ def _move_out(store: Store, checkpoint_id: str, made: tuple[str, ...]
 def _strange(store: Store, checkpoint_id: str, swept: tuple[str, ...], intent: Intent | None,
              fold_case: bool) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """Out of the scope, what the sweep found under a name that is not UTF-8: (made since the
-    checkpoint, each whole: the first part so named; there before it, listed as skipped)."""
-    outside = [p for p in swept if is_strange(p) and not in_scope(intent, p, fold_case)]
+    checkpoint; there before it, listed as skipped). What it made is taken whole from its first
+    part so named (a folder `tools\\xff/` and all in it), unless that part also holds a path in
+    the scope or one there before: then file by file."""
+    strange = [p for p in swept if is_strange(p)]
+    outside = [p for p in strange if not in_scope(intent, p, fold_case)]
     if not outside:
         return (), ()
     known = store.known_skipped(checkpoint_id)
-    made = {shallowest(p) for p in outside if p not in known}
+    shared = {shallowest(p) for p in strange if p in known or p not in outside}
+    shared |= {shallowest(p) for p in known if is_strange(p)}
+    made = {p if shallowest(p) in shared else shallowest(p) for p in outside if p not in known}
     return tuple(sorted(made)), tuple(sorted(p for p in outside if p in known))
 
 

