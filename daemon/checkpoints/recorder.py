@@ -206,7 +206,7 @@ class Recorder:
         for rel, st in stats.items():
             if under_way() and is_ours(os.path.join(self._root, rel)):
                 continue  # a write of intentd's own, renamed over its target in a moment
-            if not _storable(rel):
+            if not storable(rel):
                 changes.skipped.append((rel, "file name is not valid UTF-8"))
                 continue
             seen = known.get(rel)
@@ -257,7 +257,7 @@ class Recorder:
         return entry.kind in ("file", "link")
 
 
-def _storable(rel: str) -> bool:
+def storable(rel: str) -> bool:
     """Names with bytes that are not UTF-8 (decoded as surrogates) cannot go in the manifest."""
     try:
         rel.encode("utf-8")

@@ -34,7 +34,7 @@ from .manifest import Draft, Manifest, Row
 from .model import Checkpoint, CheckpointKind, Coverage, FileDiff, RestoreResult
 from .objects import BlobStore
 from .paths import normalize, under
-from .recorder import Changes, Recorder
+from .recorder import Changes, Recorder, storable
 from .restore import Restorer, plan
 from .state import ABSENT, Entry
 from .sweep import changed_since, git_entries
@@ -121,6 +121,7 @@ class CheckpointStore:
         self._upkeep_thread: threading.Thread | None = None
         self._stop = threading.Event()
         self._warming = threading.Lock()
+        self._strange: tuple[str, ...] = ()  # see strange_seen
         self.warm_up_progress: tuple[int, int] | None = None  # (files read, in all) while warming
 
     def _open_state_dir(self) -> None:
@@ -306,6 +307,12 @@ class CheckpointStore:
                 self._tracker.add(found)
             return tuple(found)
 
+    def strange_seen(self) -> tuple[str, ...]:
+        """The names that are not UTF-8 which the last diff against the workspace now met: the
+        ones the watcher reported (or a sweep found) since the last checkpoint. No checkpoint
+        keeps them, so no diff shows them: the scope audit asks for them here."""
+        return self._strange
+
     def known_skipped(self, checkpoint_id: str) -> set[str]:
         """Every path a checkpoint up to this one listed as skipped (not kept: a name that is
         not UTF-8, a file over the size cap): what was there before, though none holds it."""
@@ -365,6 +372,7 @@ class CheckpointStore:
         """The checkpoint's states and the workspace's, for every path that may differ."""
         self._check_workspace()
         _capture, changes, run_start, _meta = self._observe(None, drain=False, save=False)
+        self._strange = tuple(p for p, _why in changes.skipped if not storable(p))
         paths = set(self._manifest.changed_after(row.seq)) | set(changes.entries)
         old = self._states_then(row.seq, paths)
         if run_start is not None and run_start <= row.seq:

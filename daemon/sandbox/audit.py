@@ -48,6 +48,7 @@ class Store(Protocol):
     def diff(self, checkpoint_id: str) -> list[Any]: ...
     def sweep(self, checkpoint_id: str) -> tuple[str, ...]: ...
     def known_skipped(self, checkpoint_id: str) -> set[str]: ...
+    def strange_seen(self) -> tuple[str, ...]: ...
     def git_made(self, checkpoint_id: str,
                  mark: int | None) -> tuple[tuple[str, ...], tuple[str, ...]]: ...
     def restore(self, checkpoint_id: str, *, path: str | None = None) -> Any: ...
@@ -178,11 +179,11 @@ def audit(store: Store, checkpoint_id: str, intent: Intent | None, mode: str,
     (git_control.Before; None: not read)."""
     if mode == "off":
         return None
-    # unconfined, it could write through a link no watcher sees, or under a name no
-    # checkpoint keeps (not UTF-8: those the sweep finds are the audit's alone)
-    swept = store.sweep(checkpoint_id) if writable is None else ()
-    strange, strange_known = _strange(store, checkpoint_id, swept, intent, fold_case)
+    if writable is None:  # unconfined, it could write through a link no watcher sees
+        store.sweep(checkpoint_id)
     changed, found = _outside(store, checkpoint_id, intent, writable, fold_case)
+    # names no checkpoint keeps (not UTF-8), which that look met but no diff shows
+    strange, strange_known = _strange(store, checkpoint_id, intent, writable, fold_case)
     found += tuple((p, "added") for p in strange) + tuple((p, "modified") for p in strange_known)
     before = git_before or git_control.Before(None)
     made, unsure = _repos_made(store, checkpoint_id, before, writable)
@@ -339,13 +340,15 @@ def _move_out(store: Store, checkpoint_id: str, made: tuple[str, ...]
     return moved, left, str(keep)
 
 
-def _strange(store: Store, checkpoint_id: str, swept: tuple[str, ...], intent: Intent | None,
+def _strange(store: Store, checkpoint_id: str, intent: Intent | None,
+             writable: tuple[str, ...] | None,
              fold_case: bool) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """Out of the scope, what the sweep found under a name that is not UTF-8: (made since the
-    checkpoint; there before it, listed as skipped). What it made is taken whole from its first
-    part so named (a folder `tools\\xff/` and all in it), unless that part also holds a path in
-    the scope or one there before: then file by file."""
-    strange = [p for p in swept if is_strange(p)]
+    """Out of the scope (and where the command could write), what the last look met under a
+    name that is not UTF-8: (made since the checkpoint; there before it, listed as skipped).
+    What it made is taken whole from its first part so named (a folder `tools\\xff/` and all
+    in it), unless that part also holds a path in the scope or one there before: then file by
+    file."""
+    strange = [p for p in store.strange_seen() if writable is None or _under(p, writable)]
     outside = [p for p in strange if not in_scope(intent, p, fold_case)]
     if not outside:
         return (), ()

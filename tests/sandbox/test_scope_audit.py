@@ -161,6 +161,22 @@ def test_names_that_are_not_utf8_made_outside_the_scope_are_moved_out(connect: C
     assert 'undone: "tools\\udcff" (created under a name that is not UTF-8' in audit["message"]
 
 
+def test_a_confined_commands_name_that_is_not_utf8_outside_the_globs_is_moved_out(
+        connect: Connect, tmp_path: Path) -> None:
+    """The kernel grants src/ as a whole; the scope is src/**/*.py. A confined command's
+    `src/evil\\xff.sh`, which no checkpoint can keep, is found by the audit's look and moved
+    out; `src/ok\\xff.py`, in the scope, stays."""
+    workspace = git_workspace(tmp_path / "ws", ["src/**/*.py"])
+    (workspace / "src" / "make.sh").write_text(
+        "x=$(printf '\\377'); echo run > \"src/evil$x.sh\"; echo ok > \"src/ok$x.py\"\n")
+    answer = approved_command(connect, workspace, "bash src/make.sh")
+    audit = audit_of(answer)
+    assert audit["strange_out"] == ["src/evil\udcff.sh"]
+    root = os.fsencode(workspace)
+    assert not os.path.exists(root + b"/src/evil\xff.sh")
+    assert os.path.exists(root + b"/src/ok\xff.py")
+
+
 def test_a_write_through_a_hard_link_is_found_and_undone(connect: Connect, tmp_path: Path) -> None:
     """A file's second name, made outside the workspace, is written with no event in any
     folder watched; its mtime set back, it looks as it was. Its inode's change time gives it
