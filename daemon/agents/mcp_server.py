@@ -16,10 +16,10 @@ from mcp.server.stdio import stdio_server
 from intentd.daemon import __version__
 from intentd.daemon.agents.calls import CallResult
 from intentd.daemon.agents.gateway import Gateway, GatewayError, open_gateway
-from intentd.daemon.agents.hooks.handshake import here
 from intentd.daemon.agents.prompt import handshake_section, workspace_facts
 from intentd.daemon.tools.base import Tool
 from intentd.daemon.tools.registry import BUILTIN_TOOLS
+from intentd.daemon.utils.workspaces import here
 
 NO_DAEMON = ("it needs a person's approval, and no intentd daemon is running to ask one: start "
              "`intentd serve` (and the desktop app), then restart this MCP server")

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from intentd.daemon.agents.cli import pipeline_options
-from intentd.daemon.agents.hooks.handshake import here
+from intentd.daemon.utils.workspaces import here
 
 # anthropic takes seconds to import: it is imported when `run` runs, not when the CLI is built
 DEFAULT_MODEL = "claude-sonnet-5-5"

@@ -209,6 +209,16 @@ class Manifest:
         found = self.rows("WHERE seq = (SELECT MAX(seq) FROM checkpoints)", brief=True)
         return found[0] if found else None
 
+    def skipped_until(self, seq: int) -> set[str]:
+        """Every path the checkpoints up to `seq` listed as skipped; their file lists are not
+        read (a baseline's names every file)."""
+        try:
+            return {str(path) for (text,) in self._query(
+                "SELECT skipped FROM checkpoints WHERE seq <= ?", (seq,))
+                for path, _why in json.loads(str(text))}
+        except (ValueError, TypeError) as exc:
+            raise CorruptStore(f"checkpoint manifest {self.path} has a damaged row: {exc}") from exc
+
     def next_seq(self, seq: int) -> int | None:
         rows = self._query("SELECT MIN(seq) FROM checkpoints WHERE seq > ?", (seq,))
         return int(str(rows[0][0])) if rows and rows[0][0] is not None else None

@@ -318,9 +318,7 @@ class CheckpointStore:
         not UTF-8, a file over the size cap): what was there before, though none holds it."""
         self.wait_for_upkeep()
         with self._lock.hold(exclusive=False):
-            row = self._row(checkpoint_id, brief=True)
-            return {path for earlier in self._manifest.rows("WHERE seq <= ?", (row.seq,))
-                    for path, _why in earlier.skipped}
+            return self._manifest.skipped_until(self._row(checkpoint_id, brief=True).seq)
 
     def git_mark(self) -> int | None:
         """Where the watcher is now: taken right after a command's checkpoint, git_made() then

@@ -35,7 +35,6 @@ from intentd.daemon.engine.watcher import ConfigWatcher
 from intentd.daemon.engine.workspace import Workspace
 from intentd.daemon.grants.model import grantable
 from intentd.daemon.grants.store import GrantBook
-from intentd.daemon.policy.persons import PERSONS_FOLDER
 from intentd.daemon.protocol import messages
 from intentd.daemon.sandbox.calls import request_for
 from intentd.daemon.sandbox.overlap import OverlapTracker, Running
@@ -44,6 +43,7 @@ from intentd.daemon.tools.base import ToolContext, ToolFailed, ToolKind, ToolRes
 from intentd.daemon.tools.fileio import sha256_file
 from intentd.daemon.trace.recording import CallTracing
 from intentd.daemon.utils.statedir import state_home, workspace_state_dir
+from intentd.daemon.utils.workspaces import is_workspace
 
 __all__ = ["HANDED_OFF", "Engine", "Evaluation", "Execution", "Outcome", "handed_off_answer"]
 
@@ -92,7 +92,7 @@ class Engine:
                     self._watch_config(found)
                 self.workspaces[found.root_str] = found
             if (self.watch and self.use_checkpoints and found.root_str not in self._warmed
-                    and (resolved / PERSONS_FOLDER).is_dir()):
+                    and is_workspace(resolved)):
                 # Only a folder a person made a workspace: no session opens on any other, so
                 # none takes a checkpoint there, and `intents/list` on / must not warm up (read
                 # and hold) the whole file system. One made a workspace later warms up then.

@@ -5,8 +5,11 @@ ignore rule hides them from checkpoints (so none can hide a change to them from 
 from __future__ import annotations
 
 from intentd.daemon.policy.globs import fold
+from intentd.daemon.utils.workspaces import PERSONS_FOLDER
 
-PERSONS_FOLDER, PERSONS_FILES = ".orchestration", (".clineignore", ".rooignore")
+__all__ = ["PERSONS_FILES", "PERSONS_FOLDER", "persons_path"]
+
+PERSONS_FILES = (".clineignore", ".rooignore")
 
 
 def persons_path(rel: str) -> bool:

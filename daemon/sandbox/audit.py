@@ -15,17 +15,19 @@ from __future__ import annotations
 import json
 import logging
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
 
 from intentd.daemon.checkpoints.errors import InvalidPath
 from intentd.daemon.checkpoints.ignore import is_gitignore
+from intentd.daemon.checkpoints.recorder import storable
 from intentd.daemon.engine.intents import Intent
 from intentd.daemon.policy.globs import fold
 from intentd.daemon.policy.persons import persons_path
 from intentd.daemon.sandbox import git_control, nested_git, strange_names
-from intentd.daemon.sandbox.strange_names import is_strange, shallowest
+from intentd.daemon.sandbox.strange_names import shallowest
 
 log = logging.getLogger(__name__)
 # what these (and any .gitignore) hide, checkpoints do not see
@@ -148,7 +150,7 @@ def _shown(path: str) -> str:
     """A path as the message shows it: quoted when it holds a line break or another control
     character, so a file's name cannot forge a line of the message, or bytes that are not
     UTF-8 (escaped: the message is UTF-8 text)."""
-    if is_strange(path) or any(ord(c) < 32 or ord(c) == 127 for c in path):
+    if not storable(path) or any(ord(c) < 32 or ord(c) == 127 for c in path):
         return json.dumps(path)
     return path
 
@@ -217,7 +219,8 @@ def audit(store: Store, checkpoint_id: str, intent: Intent | None, mode: str,
     kept_found = tuple(item for item in found if item[0] not in strange + strange_known)
     undone, left, undo = (_restore(store, checkpoint_id, kept_found, changed) if kept_found
                           else ([], [], None))
-    strange_out, strange_left, strange_keep = _move_strange(store, checkpoint_id, strange)
+    strange_out, strange_left, strange_keep = _move_out(store, checkpoint_id, strange,
+                                                          strange_names.move_out)
     git_kept = git_kept or strange_keep
     undone = undone + git_undone + strange_out
     left = left + git_left + strange_left + [(p, NOT_KEPT) for p in strange_known]
@@ -324,16 +327,19 @@ def _own_root_git(before: git_control.Snapshot, root: str) -> bool:
                                     and os.path.realpath(before.link_file[0]) == own)
 
 
-def _move_out(store: Store, checkpoint_id: str, made: tuple[str, ...]
+def _move_out(store: Store, checkpoint_id: str, made: tuple[str, ...],
+              move: Callable[[str, str, Path], str] = nested_git.move_out,
               ) -> tuple[list[str], list[tuple[str, str]], str | None]:
-    """The repositories made, moved out of the workspace: (moved, left with why, where)."""
+    """What the command made and no checkpoint can take away (repositories; with
+    strange_names.move_out, names not UTF-8), moved out of the workspace into the audit's
+    folder: (moved, left with why, where)."""
     if not made:
         return [], [], None
     keep = _kept_in(store, checkpoint_id)
     moved, left = [], []
     for path in made:
         try:
-            nested_git.move_out(store.root, path, keep)
+            move(store.root, path, keep)
             moved.append(path)
         except OSError as exc:
             left.append((path, f"could not be moved out: {exc.strerror or exc}"))
@@ -354,25 +360,9 @@ def _strange(store: Store, checkpoint_id: str, intent: Intent | None,
         return (), ()
     known = store.known_skipped(checkpoint_id)
     shared = {shallowest(p) for p in strange if p in known or p not in outside}
-    shared |= {shallowest(p) for p in known if is_strange(p)}
+    shared |= {shallowest(p) for p in known if not storable(p)}
     made = {p if shallowest(p) in shared else shallowest(p) for p in outside if p not in known}
     return tuple(sorted(made)), tuple(sorted(p for p in outside if p in known))
-
-
-def _move_strange(store: Store, checkpoint_id: str, strange: tuple[str, ...]
-                  ) -> tuple[list[str], list[tuple[str, str]], str | None]:
-    """Names not UTF-8 the command made, moved out whole: (moved, left with why, where)."""
-    if not strange:
-        return [], [], None
-    keep = _kept_in(store, checkpoint_id)
-    moved, left = [], []
-    for path in strange:
-        try:
-            strange_names.move_out(store.root, path, keep)
-            moved.append(path)
-        except OSError as exc:
-            left.append((path, f"could not be moved out: {exc.strerror or exc}"))
-    return moved, left, str(keep)
 
 
 def _nested_changes(before: dict[str, git_control.Snapshot],

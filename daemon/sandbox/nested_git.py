@@ -33,12 +33,8 @@ def move_out(root: str, rel: str, keep: Path) -> str:
     *folders, name = rel.split("/")
     if name != ".git":
         raise ValueError(f"not a .git entry: {rel!r}")
-    fd = os.open(root, _DIR)
+    fd = open_folder(root, folders)
     try:
-        for folder in folders:
-            inner = os.open(folder, _DIR, dir_fd=fd)
-            os.close(fd)
-            fd = inner
         target = keep / NESTED
         target.mkdir(parents=True, exist_ok=True, mode=0o700)
         label = "%2F".join(folders) or "(root)"
@@ -56,6 +52,21 @@ def move_out(root: str, rel: str, keep: Path) -> str:
         return os.path.join(root, *folders, aside)
     finally:
         os.close(fd)
+
+
+def open_folder(root: str, folders: list[str]) -> int:
+    """A descriptor of root/folders, reached one folder at a time without following a
+    symlink: one swapped for a link cannot turn a move on a folder elsewhere."""
+    fd = os.open(root, _DIR)
+    try:
+        for folder in folders:
+            inner = os.open(folder, _DIR, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 def snapshots(root: str, entries: tuple[str, ...]) -> dict[str, git_control.Snapshot]:

@@ -28,11 +28,11 @@ from intentd.daemon.agents.hooks.adapter import (
     Reply,
     derived_call_key,
 )
-from intentd.daemon.agents.hooks.handshake import enclosing_workspace
 from intentd.daemon.agents.hooks.mapping import command_cwd
 from intentd.daemon.server.hook_memory import HookMemory
 from intentd.daemon.server.http_wire import HookOptions
 from intentd.daemon.server.rpc import MethodError, MethodTable
+from intentd.daemon.utils.workspaces import enclosing_workspace
 
 log = logging.getLogger(__name__)
 # The only methods an HTTP hook request can reach. All are agent-side (protocol.METHOD_SIDES);

@@ -46,6 +46,17 @@ def test_the_list_says_what_the_watcher_sees(short_dir: Path) -> None:
     assert listed["coverage"]["summary"].startswith("watching all")
 
 
+def warm_up_phases(client: Client) -> list[str]:
+    """The checkpoints/progress phases the client is told, until `done` (20 s at most)."""
+    deadline = time.monotonic() + 20
+    phases: list[str] = []
+    while "done" not in phases and time.monotonic() < deadline:
+        message = client.next_notification(timeout=deadline - time.monotonic())
+        if message is not None:
+            phases.append(message["params"]["phase"])
+    return phases
+
+
 def test_a_folder_warms_up_only_once_a_person_makes_it_a_workspace(short_dir: Path) -> None:
     """Any client may ask `intents/list` of any folder (`/`, say): that must not read and hold
     a checkpoint baseline of it. A folder `intentd init` made a workspace warms up when a
@@ -61,12 +72,7 @@ def test_a_folder_warms_up_only_once_a_person_makes_it_a_workspace(short_dir: Pa
         assert client.next_notification(timeout=2) is None, "no warm-up of a plain folder"
         make_workspace(folder)  # what `intentd init` and an intent give it
         client.call(protocol.SESSIONS_OPEN, {"workspace": str(folder), "agent": "agent"})
-        deadline = time.monotonic() + 20
-        phases = []
-        while "done" not in phases and time.monotonic() < deadline:
-            message = client.next_notification(timeout=deadline - time.monotonic())
-            if message is not None:
-                phases.append(message["params"]["phase"])
+        phases = warm_up_phases(client)
         assert phases[-1:] == ["done"]
 
 
@@ -82,12 +88,7 @@ def test_a_workspace_warms_up_when_the_daemon_opens_it(short_dir: Path) -> None:
         client.call(protocol.EVENTS_SUBSCRIBE, {"events": [protocol.CHECKPOINTS_PROGRESS]})
         session_id = client.call(protocol.SESSIONS_OPEN, {"workspace": str(workspace),
                                                           "agent": "agent"})["session_id"]
-        deadline = time.monotonic() + 20
-        phases = []
-        while "done" not in phases and time.monotonic() < deadline:
-            message = client.next_notification(timeout=deadline - time.monotonic())
-            if message is not None:
-                phases.append(message["params"]["phase"])
+        phases = warm_up_phases(client)
         assert phases[-2:] == ["reading", "done"]
         listing = {"workspace": str(workspace)}
         assert client.call(protocol.CHECKPOINTS_LIST, listing)["checkpoints"] == []

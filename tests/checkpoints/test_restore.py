@@ -91,6 +91,21 @@ def test_the_workspace_git_and_nested_repos_are_left_alone(ws: Path, store: Chec
     assert not str(store.state_dir).startswith(str(ws))
 
 
+def fail_restore_rename(monkeypatch: pytest.MonkeyPatch, nth: int) -> None:
+    """The restore's nth rename fails (an I/O error); the others, and its roll-back, work."""
+    real_replace = os.replace
+    calls = {"n": 0}
+
+    def flaky(src: str, dst: str, **dir_fds: int) -> None:
+        if dir_fds:  # the restore's renames (the store's own writes go through os.replace too)
+            calls["n"] += 1
+            if calls["n"] == nth:
+                raise OSError(5, "Input/output error")
+        real_replace(src, dst, **dir_fds)
+
+    monkeypatch.setattr(os, "replace", flaky)
+
+
 def test_restore_is_all_or_nothing_when_a_rename_fails(
         ws: Path, store: CheckpointStore, monkeypatch: pytest.MonkeyPatch) -> None:
     cp = store.create(None, label="baseline")
@@ -99,17 +114,7 @@ def test_restore_is_all_or_nothing_when_a_rename_fails(
     write(ws, "src/util.py", "agent 3\n")
     write(ws, "src/new.py", "agent 4\n")
     before = tree(ws)
-    real_replace = os.replace
-    calls = {"n": 0}
-
-    def flaky(src: str, dst: str, **dir_fds: int) -> None:
-        if dir_fds:  # the restore's renames (the store's own writes go through os.replace too)
-            calls["n"] += 1
-            if calls["n"] == 2:
-                raise OSError(5, "Input/output error")
-        real_replace(src, dst, **dir_fds)
-
-    monkeypatch.setattr(os, "replace", flaky)
+    fail_restore_rename(monkeypatch, 2)
     with pytest.raises(RestoreFailed, match="rolled back"):
         store.restore(cp.id)
     assert tree(ws) == before  # no temp files left either
@@ -192,17 +197,7 @@ def test_a_restore_that_fails_puts_what_it_moved_aside_back(
     shutil.rmtree(ws / "src")
     write(ws, "src", "a file now\n")
     before = tree(ws)
-    real_replace = os.replace
-    calls = {"n": 0}
-
-    def failing(src: str, dst: str, **dir_fds: int) -> None:
-        if dir_fds:  # the restore's first rename into src/, after the file there was deleted
-            calls["n"] += 1
-            if calls["n"] == 1:
-                raise OSError(5, "Input/output error")
-        real_replace(src, dst, **dir_fds)
-
-    monkeypatch.setattr(os, "replace", failing)
+    fail_restore_rename(monkeypatch, 1)  # into src/, after the file there was deleted
     with pytest.raises(RestoreFailed, match="rolled back"):
         store.restore(cp.id)
     assert tree(ws) == before, "the file is back where it stood, no folder or aside left"

@@ -12,20 +12,6 @@ INTENTS_FILE = Path(".orchestration") / "active_intents.yaml"
 SELECT_COMMAND = "intentd hook select <INTENT_ID>"
 
 
-def here() -> Path:
-    """The default workspace of a command run in a folder: the workspace at or above it."""
-    cwd = Path.cwd().resolve()
-    return enclosing_workspace(cwd) or cwd
-
-
-def enclosing_workspace(folder: Path) -> Path | None:
-    """The nearest folder at or above `folder` that a person made a workspace (it holds
-    .orchestration/): an agent started in src/ works in the project's workspace, and the daemon
-    opens no session on a workspace's sub-folder."""
-    return next((p for p in (folder, *folder.parents) if (p / INTENTS_FILE.parent).is_dir()),
-                None)
-
-
 def intent_line(intent: dict[str, Any]) -> str:
     scope = ", ".join(str(s) for s in intent.get("owned_scope") or []) or "nothing writable"
     return f"- {intent.get('id')}: {intent.get('name')} (owned_scope: {scope})"

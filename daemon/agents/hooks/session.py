@@ -14,12 +14,12 @@ from typing import Any
 from intentd.daemon import protocol
 from intentd.daemon.agents.deadline import Deadline
 from intentd.daemon.agents.hooks.adapter import Adapter, HookEvent, Mapped
-from intentd.daemon.agents.hooks.handshake import enclosing_workspace
 from intentd.daemon.agents.hooks.keeper import START_TIMEOUT, KeeperFailed, start_keeper
 from intentd.daemon.agents.hooks.mapping import command_cwd
 from intentd.daemon.agents.hooks.state import AgentSession, LockTimeout, StateFile
 from intentd.daemon.client import Client, DaemonUnavailable, RpcError, UntrustedDaemon
 from intentd.daemon.trust.sides import hook_agent
+from intentd.daemon.utils.workspaces import enclosing_workspace
 
 MAX_MARGIN = 5.0        # of the hook timeout, kept for Python's start, the answer and the exit
 ANSWER_MARGIN = 1.0     # the daemon's "no person answered" arrives before the socket gives up

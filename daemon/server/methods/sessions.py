@@ -9,13 +9,13 @@ from typing import Any
 
 from intentd.daemon import __version__, protocol
 from intentd.daemon.engine.session import Mode
-from intentd.daemon.policy.persons import PERSONS_FOLDER
 from intentd.daemon.protocol import messages as m
 from intentd.daemon.sandbox.status import sandbox_status
 from intentd.daemon.server import wire
 from intentd.daemon.server.core import DaemonCore
 from intentd.daemon.server.methods.tools import call_tool
 from intentd.daemon.server.rpc import MethodError, MethodTable, Params, bad_params
+from intentd.daemon.utils.workspaces import PERSONS_FOLDER, enclosing_workspace, is_workspace
 
 
 def not_a_workspace(folder: Path) -> str | None:
@@ -29,9 +29,9 @@ def not_a_workspace(folder: Path) -> str | None:
         return f"cannot resolve {folder}: {exc}"
     if not root.is_dir():
         return f"workspace {folder} is not a folder"
-    if (root / PERSONS_FOLDER).is_dir() and not (root / PERSONS_FOLDER).is_symlink():
+    if is_workspace(root):
         return None
-    enclosing = next((p for p in root.parents if (p / PERSONS_FOLDER).is_dir()), None)
+    enclosing = enclosing_workspace(root.parent)
     if enclosing is not None:
         return (f"{root} is inside the workspace {enclosing}, whose .orchestration/ applies to it: "
                 f"open the session on {enclosing}")
