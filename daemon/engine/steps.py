@@ -77,8 +77,10 @@ def one_name(engine: Engine, run: Run) -> Decision | None:
     for path in run.ctx.paths:
         try:
             info = os.lstat(path.absolute)
-        except OSError:
+        except (FileNotFoundError, NotADirectoryError):
             continue  # absent: a new file has one name
+        except OSError as exc:  # unknown: refused, as any gate that cannot look
+            return Decision.deny("access", f"{path.shown} cannot be looked at ({exc.strerror})")
         if stat.S_ISREG(info.st_mode) and info.st_nlink > 1:
             return Decision.deny("access", f"{path.shown} has {info.st_nlink} names (hard links): "
                                            "a write in place changes them all, and the others "

@@ -254,3 +254,21 @@ def test_a_symlink_swapped_in_while_waiting_is_caught(tmp_path: Path) -> None:
     outcome = engine.run(waiting, approved_by="person")
     assert outcome.decision.stage == "scope" and not (outside / "x.py").exists()
     engine.close()
+
+
+def test_a_hook_agents_edit_is_refused_when_its_file_cannot_be_looked_at(
+        tmp_path: Path, engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The hard-link check (how many names the file has) must see the file: an error there
+    other than "not there" refuses the edit the agent would make itself."""
+    root = make_workspace(tmp_path / "ws", make_intent(owned_scope=["**"]))
+    session = make_session(engine, root)
+    verdict(engine, session, "select_active_intent", intent_id="INT-1")
+    ev = engine.evaluate(session, "write_to_file", {"path": "src/new.py", "content": "x"})
+
+    def denied(path: Any, *args: Any, **kwargs: Any) -> os.stat_result:
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr("intentd.daemon.engine.steps.os.lstat", denied)
+    outcome = engine.authorize(ev, approved_by="test")
+    assert (outcome.decision.verdict.value, outcome.decision.stage) == ("deny", "access")
+    assert "cannot be looked at (Permission denied)" in outcome.decision.reason
