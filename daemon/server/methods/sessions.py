@@ -18,17 +18,11 @@ from intentd.daemon.server.rpc import MethodError, MethodTable, Params, bad_para
 from intentd.daemon.utils.workspaces import PERSONS_FOLDER, enclosing_workspace, is_workspace
 
 
-def not_a_workspace(folder: Path) -> str | None:
-    """Why a session may not open on this folder, or None. A session's folder is where its
-    paths are "inside": a session on `/`, a home folder or a workspace's sub-folder would read
-    what the person's ignore rules hide, and outside files, as inside. So it must be a folder
-    a person made a workspace (`.orchestration/`, which no agent may write)."""
-    try:
-        root = folder.resolve()
-    except (OSError, RuntimeError) as exc:
-        return f"cannot resolve {folder}: {exc}"
-    if not root.is_dir():
-        return f"workspace {folder} is not a folder"
+def not_a_workspace(root: Path) -> str | None:
+    """Why a session may not open on this folder (resolved), or None. A session's folder is
+    where its paths are "inside": a session on `/`, a home folder or a workspace's sub-folder
+    would read what the person's ignore rules hide, and outside files, as inside. So it must be
+    a folder a person made a workspace (`.orchestration/`, which no agent may write)."""
     if is_workspace(root):
         return None
     enclosing = enclosing_workspace(root.parent)
@@ -53,10 +47,12 @@ def register(table: MethodTable, core: DaemonCore) -> None:
                            if "agent_process" in params.raw else None)).to_json()
 
     async def sessions_open(conn: Any, params: Params) -> dict[str, Any]:
-        refusal = not_a_workspace(Path(params.text("workspace")).expanduser())
+        workspace = core.workspace(params)
+        # Checked on the folder as resolved for the session, not the path as given: a symlink
+        # there could be swapped between two resolutions (loading a folder warms nothing up).
+        refusal = not_a_workspace(workspace.root)
         if refusal:
             raise MethodError(protocol.UNKNOWN_WORKSPACE, refusal, {"param": "workspace"})
-        workspace = core.workspace(params)
         mode_name = params.opt_text("mode") or "act"
         if mode_name not in ("act", "plan"):
             raise bad_params("mode", "must be act or plan")
