@@ -16,6 +16,10 @@
  * named .git, and the folders the caller prunes, are left out with what is beneath them.
  * Nothing is followed: links are listed, not entered.
  *
+ * Given a recent time (recent_ns) in a full listing, the record of a non-folder whose inode
+ * changed at or after it starts with "+": the stat cache cannot vouch for it, since an agent
+ * can set size and mtime back but not the change time.
+ *
  * Given a change time (since_ns), only the entries that are not folders and whose inode
  * changed at or after it (st_ctim) are listed: the scope audit's look for writes that no
  * watcher saw (through a hard link made outside the folders it watches). A folder that cannot
@@ -70,6 +74,7 @@ typedef struct {
     int failed;            /* an errno that makes the whole listing worthless, or 0 */
     int depth;             /* folders open above the one being listed */
     long long since;       /* list only non-folders changed at or after this (ns); -1: all */
+    long long recent;      /* mark non-folders changed at or after this (ns) with "+"; -1: none */
 } Lister;
 
 static int reserve(Lister *l, size_t more) {
@@ -135,10 +140,16 @@ static void put_folder(Lister *l, size_t end) {
     l->out.len += end + 9;
 }
 
+static long long ctime_ns(const struct stat *st) {
+    return (long long)st->st_ctim.tv_sec * 1000000000LL + st->st_ctim.tv_nsec;
+}
+
 static void put_entry(Lister *l, size_t end, const struct stat *st) {
     if (!reserve(l, end + 96))
         return;
     char *start = l->out.data + l->out.len, *at = start;
+    if (l->recent >= 0 && ctime_ns(st) >= l->recent)
+        *at++ = '+';
     *at++ = kind_of(st->st_mode);
     *at++ = ' ';
     at = put_unsigned(at, (unsigned long long)(st->st_size < 0 ? 0 : st->st_size));
@@ -212,8 +223,7 @@ static void list_entry(Lister *l, int dirfd, size_t start, size_t end, unsigned 
             return;  /* gone since the folder was read, or unreadable: find skips it too */
         }
         if (!S_ISDIR(st.st_mode)) {
-            if (l->since < 0 || (long long)st.st_ctim.tv_sec * 1000000000LL
-                                    + st.st_ctim.tv_nsec >= l->since)
+            if (l->since < 0 || ctime_ns(&st) >= l->since)
                 put_entry(l, end, &st);
             return;
         }
@@ -300,9 +310,9 @@ static void list_folder(Lister *l, int fd, size_t end) {
 static PyObject *listing(PyObject *self, PyObject *args) {
     (void)self;
     PyObject *root_arg, *names_list, *pruned_list, *root_bytes = NULL, *result = NULL;
-    long long since = -1;
-    if (!PyArg_ParseTuple(args, "OO!O!|L", &root_arg, &PyList_Type, &names_list, &PyList_Type,
-                          &pruned_list, &since))
+    long long since = -1, recent = -1;
+    if (!PyArg_ParseTuple(args, "OO!O!|LL", &root_arg, &PyList_Type, &names_list, &PyList_Type,
+                          &pruned_list, &since, &recent))
         return NULL;
     /* Copies that nothing can change while they are read, holding only str. */
     PyObject *names_arg = PySequence_Tuple(names_list);
@@ -329,6 +339,7 @@ static PyObject *listing(PyObject *self, PyObject *args) {
     }
     Lister l = {0};
     l.since = since < 0 ? -1 : since;
+    l.recent = recent < 0 || since >= 0 ? -1 : recent;
     Py_ssize_t nnames = PyTuple_GET_SIZE(names_arg);
     l.npruned = PyTuple_GET_SIZE(pruned_arg);
     char **names = calloc((size_t)nnames + 1, sizeof(char *));
@@ -390,13 +401,14 @@ done:
 
 static PyMethodDef methods[] = {
     {"listing", listing, METH_VARARGS,
-     "listing(root, names, pruned, since_ns=-1) -> bytes\n\n"
+     "listing(root, names, pruned, since_ns=-1, recent_ns=-1) -> bytes\n\n"
      "The records of the top-level entries `names` of the folder `root` and of everything\n"
      "beneath them, leaving out entries named .git and the folders whose relative paths are in\n"
      "`pruned`; with since_ns, only those of non-folders whose inode changed at or after it\n"
-     "(ctime, in nanoseconds since 1970). Raises OSError when the listing could not be whole\n"
-     "(out of memory or file descriptors, a path too long, folders nested deeper than 128); an\n"
-     "unreadable folder is listed without its contents."},
+     "(ctime, in nanoseconds since 1970); else with recent_ns, those records of non-folders\n"
+     "whose inode changed at or after it start with '+'. Raises OSError when the listing\n"
+     "could not be whole (out of memory or file descriptors, a path too long, folders nested\n"
+     "deeper than 128); an unreadable folder is listed without its contents."},
     {NULL, NULL, 0, NULL},
 };
 

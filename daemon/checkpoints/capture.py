@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from .dirty import DirtySnapshot, DirtyTracker
@@ -49,11 +49,16 @@ class Capturer:
     """Builds a Capture from the tracker's snapshot, falling back to a full scan when it is unsure."""
 
     def __init__(self, root: str, rules: CheckpointIgnore, recorder: Recorder,
-                 tracker: InotifyTracker | DirtyTracker | None) -> None:
+                 tracker: InotifyTracker | DirtyTracker | None,
+                 covered_until: Callable[[], int]) -> None:
+        """covered_until: when the last checkpoint that covered the whole workspace was taken
+        (0: none was); a scan reads every file whose inode changed since, whatever its stat
+        cache says, since an agent can set a file's size and mtime back but not its ctime."""
         self._root = root
         self._rules = rules
         self._recorder = recorder
         self._tracker = tracker
+        self._covered_until = covered_until
         # Without a watcher every command checkpoint is a full scan: remember the last one.
         self._walker = RecordWalker(root, rules, remember=tracker is None)
 
@@ -136,19 +141,20 @@ class Capturer:
             return "ignored (.gitignore or ignore rules)"
         return ""
 
-    def _folders(self, folders: Iterable[str], known: Known,
-                 unchanged: Known | None = None) -> dict[str, DiskStat | None]:
+    def _folders(self, folders: Iterable[str], known: Known, unchanged: Known | None = None,
+                 recent_ns: int = 0) -> dict[str, DiskStat | None]:
         """Every file under these folders now (scan() leaves out ignored ones), plus every known
         one that is gone; a known file that is merely ignored now keeps its record. With
-        unchanged, files whose stat matches their entry there are left out (a scan, not events)."""
+        unchanged, files whose stat matches their entry there are left out (a scan, not events),
+        unless their inode changed at or after recent_ns."""
         folders = list(folders)
         found: dict[str, DiskStat | None] = {}
         seen: set[str] = set()
         for folder in folders:
             for path, st in scan(self._root, self._rules, folder).files.items():
                 seen.add(path)
-                if unchanged is None or (entry := unchanged.get(path)) is None or not stat_matches(
-                        st, entry[1]):
+                if (unchanged is None or (entry := unchanged.get(path)) is None
+                        or not stat_matches(st, entry[1]) or st.st_ctime_ns >= recent_ns):
                     found[path] = to_disk_stat(st)
         if isinstance(known, PackedKnown):  # matches folder keys, not every recorded path
             inside: Iterable[str] = known.under(folders)
@@ -178,9 +184,14 @@ class Capturer:
         for rel, st in self._folders(snapshot.dirs, known).items():
             touched.append(rel)
             result.stats.setdefault(rel, st)
-        for rel, st in self._folders(snapshot.unwatched, known, unchanged=known).items():
-            touched.append(rel)
-            result.stats.setdefault(rel, st)
+        if snapshot.unwatched:
+            recent_ns = self._covered_until()
+            for rel, st in self._folders(snapshot.unwatched, known, unchanged=known,
+                                         recent_ns=recent_ns).items():
+                touched.append(rel)
+                result.stats.setdefault(rel, st)
+                if st is not None and st.ctime_ns >= recent_ns and rel in known:
+                    result.reported.add(rel)
         return touched
 
     def _rules_touched(self, paths: Iterable[str], meta: dict[str, str]) -> bool:
@@ -190,10 +201,12 @@ class Capturer:
         return any(is_gitignore(path) for path in paths)
 
     def _full_scan(self, known: Known, meta: dict[str, str], result: Capture) -> None:
-        walk = self._walker.walk(known)
+        recent_ns = self._covered_until()
+        walk = self._walker.walk(known, recent_ns)
         if walk is None:
-            self._python_scan(known, meta, result)
+            self._python_scan(known, meta, result, recent_ns)
             return
+        result.reported.update(walk.recent)
         stats: dict[str, DiskStat | None] = dict(walk.changed)
         self._gone(known, walk.gone, stats)
         stats.update(result.stats)  # named paths keep their own stat
@@ -204,14 +217,19 @@ class Capturer:
         result.complete = True
         result.trust_stat = True
 
-    def _python_scan(self, known: Known, meta: dict[str, str], result: Capture) -> None:
+    def _python_scan(self, known: Known, meta: dict[str, str], result: Capture,
+                     recent_ns: int) -> None:
         """The full scan where there is no GNU find to list the tree."""
         found = scan(self._root, self._rules)
+        recent = {path for path, st in found.files.items()
+                  if st.st_ctime_ns >= recent_ns and path in known}
         # Only what the stat cache cannot vouch for goes on to be read; at 50k files this
         # filter is most of the scan's cost after the walk itself.
         stats: dict[str, DiskStat | None] = {
             path: to_disk_stat(st) for path, st in found.files.items()
-            if (seen := known.get(path)) is None or not stat_matches(st, seen[1])}
+            if (seen := known.get(path)) is None or path in recent
+            or not stat_matches(st, seen[1])}
+        result.reported.update(recent)
         self._gone(known, (p for p in known if p not in found.files), stats)
         stats.update(result.stats)  # named paths keep their own stat
         result.stats = stats

@@ -2,11 +2,14 @@
 native lister where it was built, else by GNU find, which prints the same records.
 
 A record is "type size mode mtime ./path" (a folder's is "d 0 0 0 ./path"), and a folder's
-contents come right after it. The native lister (_listing.c) is built at install where a C
-compiler is found, on Linux only. It lists the tree with about half the system calls of find: a
-folder costs an openat, its getdents64 calls and a close, and is never stat'ed; a file costs one
-fstatat. Where it is missing, or fails (out of file descriptors, say), GNU find lists instead;
-where neither can, list_records returns None and the caller walks in Python.
+contents come right after it. Given recent_ns, the record of a non-folder whose inode changed
+(ctime) at or after it starts with "+" (see walk.py).
+
+The native lister (_listing.c) is built at install where a C compiler is found, on Linux only.
+It lists the tree with about half the system calls of find: a folder costs an openat, its
+getdents64 calls and a close, and is never stat'ed; a file costs one fstatat. Where it is
+missing, or fails (out of file descriptors, say), GNU find lists instead; where neither can,
+list_records returns None and the caller walks in Python.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ except ImportError:  # not built: no C compiler at install, or not Linux
 
 # find's -printf formats for the same records: the fields walk.expected() gives, then the path.
 PRINTF = "%y %s %m %T@ %p\\0"
+RECENT_PRINTF = "+" + PRINTF
 FOLDER_PRINTF = "d 0 0 0 %p\\0"  # no size or mtime: adding a file leaves its folder's record alone
 UNLISTABLE_PRINTF = "u 0 0 0 %p\\0"  # what changed: a folder that cannot be listed
 NAMED_PRINTF = "n 0 0 0 %p\\0"  # what changed: a folder left out by its name (*/NAME); not %y's p, a FIFO
@@ -57,13 +61,15 @@ def lister() -> str | None:
 
 
 def list_records(root: str, names: Sequence[str], pruned: Sequence[str],
-                 changed_since_ns: int | None = None) -> list[str] | None:
+                 changed_since_ns: int | None = None,
+                 recent_ns: int | None = None) -> list[str] | None:
     """The records of the top-level entries `names` of root and of everything beneath them, in
     pre-order; entries named .git and the folders in `pruned` (relative paths) are left out with
     their contents. With changed_since_ns, only the records of non-folders whose inode changed
     (ctime) at or after it, "u 0 0 0 ./PATH" for each folder that cannot be listed, and
     "n 0 0 0 ./PATH" for each left out by a `pruned` entry "*/NAME" (every folder so named).
-    None when no lister could list the tree whole.
+    Without it but with recent_ns, the records of non-folders whose inode changed at or after
+    recent_ns start with "+". None when no lister could list the tree whole.
 
     The names are shared among one lister per CPU (at most MAX_JOBS), run at once: listing is
     mostly stat calls, which git's preloaded index also spreads over the CPUs. Each entry's
@@ -75,7 +81,9 @@ def list_records(root: str, names: Sequence[str], pruned: Sequence[str],
     shares = [list(names[i::jobs]) for i in range(jobs)]
     if native is not None:
         since = -1 if changed_since_ns is None else max(0, changed_since_ns)
-        records = _gather([_native_run(root, share, list(pruned), since) for share in shares])
+        recent = -1 if recent_ns is None else max(0, recent_ns)
+        records = _gather([_native_run(root, share, list(pruned), since, recent)
+                           for share in shares])
         if records is not None:
             return records
     program = gnu_find()
@@ -89,24 +97,32 @@ def list_records(root: str, names: Sequence[str], pruned: Sequence[str],
         by_name += ["-o", "-name", _GLOB_CHARS.sub(r"\\\1", name)] if by_name else [
             "-name", _GLOB_CHARS.sub(r"\\\1", name)]
     if changed_since_ns is None:
-        select = ["-type", "d", "-printf", FOLDER_PRINTF, "-o", "-printf", PRINTF]
-    else:  # find's -newer is strictly after: one nanosecond earlier makes it "at or after"
-        seconds, nanos = divmod(max(0, changed_since_ns - 1), 1_000_000_000)
+        marked = ([*_changed_at_or_after(recent_ns), "-printf", RECENT_PRINTF, "-o"]
+                  if recent_ns is not None else [])
+        select = ["-type", "d", "-printf", FOLDER_PRINTF, "-o", *marked, "-printf", PRINTF]
+    else:
         named = (["-type", "d", "(", *by_name, ")", "-printf", NAMED_PRINTF, "-prune", "-o"]
                  if by_name else [])
         select = [*named, "-type", "d", "!", "-readable", "-printf", UNLISTABLE_PRINTF, "-o",
-                  "-type", "d", "-o", "-newerct", f"@{seconds}.{nanos:09d}", "-printf", PRINTF]
+                  "-type", "d", "-o", *_changed_at_or_after(changed_since_ns), "-printf", PRINTF]
     return _gather([_find_run([program, *("./" + n for n in share), "(", *prune, ")", "-prune",
                                "-o", *select], root) for share in shares])
 
 
+def _changed_at_or_after(ns: int) -> list[str]:
+    """find's test for an inode changed at or after ns: -newer is strictly after, so one
+    nanosecond earlier."""
+    seconds, nanos = divmod(max(0, ns - 1), 1_000_000_000)
+    return ["-newerct", f"@{seconds}.{nanos:09d}"]
+
+
 def _native_run(root: str, names: list[str], pruned: list[str],
-                since: int) -> Callable[[], bytes | None]:
+                since: int, recent: int) -> Callable[[], bytes | None]:
     assert native is not None
 
     def run() -> bytes | None:
         try:
-            listed: bytes = native.listing(root, names, pruned, since)  # without the GIL
+            listed: bytes = native.listing(root, names, pruned, since, recent)  # without the GIL
         except OSError:
             return None
         return listed

@@ -209,6 +209,13 @@ class Manifest:
         found = self.rows("WHERE seq = (SELECT MAX(seq) FROM checkpoints)", brief=True)
         return found[0] if found else None
 
+    def last_whole_clock(self) -> int | None:
+        """The file-time clock of the newest checkpoint that covered the whole workspace (its
+        row is complete); None when none did."""
+        found = self._query("SELECT clock_ns FROM checkpoints WHERE complete = 1 "
+                            "ORDER BY seq DESC LIMIT 1")
+        return int(str(found[0][0])) if found else None
+
     def skipped_until(self, seq: int) -> set[str]:
         """Every path the checkpoints up to `seq` listed as skipped; their file lists are not
         read (a baseline's names every file)."""

@@ -113,7 +113,8 @@ class CheckpointStore:
             tracker = _make_tracker(root, str(self.state_dir / "watch"), self._rules.skipped_dir)
             self._tracker = tracker if tracker.start() else None
             self._unwatched_why = "" if self._tracker else "the platform refused a file watcher"
-        self._capturer = Capturer(root, self._rules, self._recorder, self._tracker)
+        self._capturer = Capturer(root, self._rules, self._recorder, self._tracker,
+                                  self._covered_until)
         self._known = Known()  # every path's latest entry, packed (see known.py)
         self._generation = -1
         self._drained_seq = -1
@@ -236,7 +237,8 @@ class CheckpointStore:
         if self._tracker is not None:
             self._tracker.stop()
             self._tracker = None
-            self._capturer = Capturer(self._root, self._rules, self._recorder, None)
+            self._capturer = Capturer(self._root, self._rules, self._recorder, None,
+                                      self._covered_until)
         try:  # a store at rest is plain git: what git tools and older versions can read
             with self._lock.hold_if_free() as held:
                 if held:  # else a call or another process has it: the inbox is safe where it is
@@ -588,6 +590,13 @@ class CheckpointStore:
         if self._stat_root() != self._identity:
             raise WorkspaceMissing(f"workspace {self._root} was replaced by another folder since the "
                                    "store opened (moved or deleted?); reopen the store")
+
+    def _covered_until(self) -> int:
+        """Since when a scan must read a file whatever its stat cache says (Capturer): the clock
+        of the last checkpoint that covered every file, a timestamp tick earlier; 0 (every
+        recorded file) when none did, since a file tool's checkpoint covers only its files."""
+        clock = self._manifest.last_whole_clock()
+        return 0 if clock is None else max(0, clock - TIMESTAMP_STEP_NS)
 
     def _changed_since(self, row: Row, path: str) -> bool:
         """False when the file has not changed since before checkpoint row (its ctime is older

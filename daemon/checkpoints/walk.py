@@ -15,6 +15,9 @@ per entry, "type size mode mtime ./path" (see listing.py), and Python compares r
 
 Whatever a record does not vouch for is lstat'ed again, so the answer never rests on it alone,
 and so is every path the store recorded since the last walk (see RecordWalker.recorded).
+A record marked recent ("+": its inode changed since the last checkpoint that covered the
+whole workspace, see listing.py) vouches for nothing: an agent can set a file's size and mtime
+back, not its ctime. Such a file is given as changed, to be read.
 Where nothing can list the tree (no native lister and no GNU find), RecordWalker.walk returns
 None and the caller scans in Python.
 """
@@ -42,6 +45,7 @@ class Walk:
     given only by a walk that checked every record (checked=True)."""
 
     changed: dict[str, DiskStat] = field(default_factory=dict)
+    recent: set[str] = field(default_factory=set)  # known files whose stat cache cannot vouch
     gone: set[str] = field(default_factory=set)
     gitignores: list[tuple[str, int, int]] = field(default_factory=list)
     digest: str = ""
@@ -78,9 +82,11 @@ class RecordWalker:
         self._settled, self._ignored, self._gitignores = set(), [], []
         self._digest, self._recorded = "", set()
 
-    def walk(self, known: Known) -> Walk | None:
+    def walk(self, known: Known, recent_ns: int | None = None) -> Walk | None:
+        """recent_ns: files whose inode changed at or after it are given as changed, whatever
+        their stat cache says."""
         keys = (self._rules.exclude_key(), self._rules.extra_key())
-        records = self._list()
+        records = self._list(recent_ns)
         if records is None:
             return None
         if self._remember and self._digest and keys == self._keys:
@@ -90,7 +96,7 @@ class RecordWalker:
         if self._digest:
             # A rule may have changed: list again without pruning what was ignored, check all.
             self._ignored = []
-            records = self._list()
+            records = self._list(recent_ns)
             if records is None:
                 return None
         walk, settled, ignored = self._walk_all(records, known)
@@ -100,7 +106,7 @@ class RecordWalker:
             self._digest, self._keys, self._recorded = walk.digest, keys, set(walk.changed)
         return walk
 
-    def _list(self) -> list[str] | None:
+    def _list(self, recent_ns: int | None = None) -> list[str] | None:
         """The records of every entry not pruned, a folder's contents right after it; None when
         the tree could not be listed."""
         try:
@@ -110,7 +116,7 @@ class RecordWalker:
             return None
         pruned = {*self._rules.skipped_folders, *self._ignored[:MAX_PRUNED]}
         return list_records(self._root, [name for name in names if name not in pruned],
-                            sorted(pruned))
+                            sorted(pruned), recent_ns=recent_ns)
 
     def _walk_all(self, records: list[str], known: Known) -> tuple[Walk, set[str], list[str]]:
         """Check every record: the ignore rules, and the recorded entry's text."""
@@ -122,6 +128,9 @@ class RecordWalker:
         inside_ignored = ""
         for record in records:
             attributes, _, rel = record.partition(" ./")
+            recent = attributes[:1] == "+"
+            if recent:
+                attributes = attributes[1:]
             if inside_ignored:
                 if rel.startswith(inside_ignored):
                     continue  # a folder's contents come right after the folder
@@ -136,7 +145,9 @@ class RecordWalker:
                 continue  # sockets, pipes, devices: scan() leaves them out too
             files.append(rel)
             recorded = known.get(rel)
-            if recorded is None or attributes != expected(recorded[1]):
+            if recent and recorded is not None:
+                walk.recent.add(rel)
+            if recorded is None or recent or attributes != expected(recorded[1]):
                 unsure[rel] = record
             elif rel.rpartition("/")[2] == ".gitignore":
                 gitignores.append(rel)  # the digest wants its exact lstat
@@ -159,6 +170,9 @@ class RecordWalker:
         replaced: list[str] = []  # settled records of files that changed since
         for record in fresh:
             attributes, _, rel = record.partition(" ./")
+            recent = attributes[:1] == "+"
+            if recent:
+                attributes = attributes[1:]
             kind = attributes[:1]
             if kind == "d":
                 if self._rules.frame_in(rel, frames) is None:
@@ -168,7 +182,9 @@ class RecordWalker:
                     return None
                 recorded = known.get(rel)
                 text = expected(recorded[1]) if recorded is not None else ""
-                if attributes == text:
+                if recent and recorded is not None:
+                    walk.recent.add(rel)
+                elif attributes == text:
                     files[rel] = ""  # vouched for
                     continue
                 files[rel] = record
@@ -205,7 +221,7 @@ class RecordWalker:
             if walk.checked and rel.rpartition("/")[2] == ".gitignore":
                 walk.gitignores.append((rel, st.mtime_ns, st.size))
             recorded = known.get(rel)
-            if recorded is None or not st.matches(recorded[1]):
+            if recorded is None or rel in walk.recent or not st.matches(recorded[1]):
                 walk.changed[rel] = st
 
 

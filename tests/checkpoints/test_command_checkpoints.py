@@ -28,9 +28,9 @@ def scans(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     monkeypatch.setattr(capture, "scan", counting)
     real_walk = walk.RecordWalker.walk
 
-    def counting_walk(self: walk.RecordWalker, known: object) -> object:
+    def counting_walk(self: walk.RecordWalker, known: object, recent_ns: int | None = None) -> object:
         seen.append("")  # the whole workspace, listed by find
-        return real_walk(self, known)  # type: ignore[arg-type]
+        return real_walk(self, known, recent_ns)  # type: ignore[arg-type]
 
     monkeypatch.setattr(walk.RecordWalker, "walk", counting_walk)
     return seen

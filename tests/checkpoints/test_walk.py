@@ -312,7 +312,8 @@ def test_a_tree_too_deep_for_the_native_lister_is_listed_by_find(
 
 def test_a_failing_native_lister_hands_the_listing_to_find(tree: Path,
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    def out_of_descriptors(root: str, names: list[str], pruned: list[str], since: int) -> bytes:
+    def out_of_descriptors(root: str, names: list[str], pruned: list[str], since: int,
+                           recent: int) -> bytes:
         raise OSError(24, "Too many open files")
 
     expected = listed(tree, [])

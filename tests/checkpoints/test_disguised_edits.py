@@ -1,0 +1,121 @@
+"""An edit disguised for the stat cache (same size, mtime set back) is still recorded by a scan.
+
+Without a watcher's report, a scan trusts a file whose size, mode and mtime match its record,
+as git does; but an agent sets mtime with one `touch -d`. The inode's change time (ctime) it
+cannot set: a file whose ctime is not older than the last checkpoint that covered the whole
+workspace is read whatever its stat says. Each scan runs with every way the store lists a
+tree: the native lister, GNU find, and the Python walk.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from intentd.daemon.checkpoints import listing
+
+from .conftest import StoreFactory, write
+from .test_watch_limits import in_namespace
+
+HOUR_AGO = time.time_ns() - 3600 * 10**9
+
+
+def disguised_edit(ws: Path, rel: str, text: str) -> None:
+    """Write text (the same size as before) and set the file's times back (`touch -r`)."""
+    before = (ws / rel).stat()
+    assert len(text) == before.st_size
+    write(ws, rel, text)
+    os.utime(ws / rel, ns=(before.st_atime_ns, before.st_mtime_ns))
+
+
+@pytest.fixture(params=["native", "find", "python"])
+def lister(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    if request.param != "native":
+        monkeypatch.setattr(listing, "native", None)
+    if request.param == "python":
+        monkeypatch.setattr(listing, "gnu_find", lambda: None)
+    elif listing.lister() != request.param:
+        pytest.skip(f"no {request.param} lister here")
+    return str(request.param)
+
+
+def test_a_scan_without_a_watcher_records_a_disguised_edit(
+        ws: Path, make_store: StoreFactory, lister: str) -> None:
+    os.utime(ws / "src/app.py", ns=(HOUR_AGO, HOUR_AGO))
+    store = make_store(ws, watch=False)
+    baseline = store.create(None, label="before the agent")
+    store.create(None, label="an idle command")  # a remembering walk settles every record
+    disguised_edit(ws, "src/app.py", "print('HI')\n")
+    after = store.create(None, label="after the agent")
+    assert "src/app.py" in after.files
+    assert [d.path for d in store.diff(baseline.id, against="current")] == ["src/app.py"]
+    store.restore(baseline.id)
+    assert (ws / "src/app.py").read_text() == "print('hi')\n"
+
+
+def test_a_file_tool_checkpoint_between_does_not_hide_an_earlier_disguised_edit(
+        ws: Path, make_store: StoreFactory, lister: str) -> None:
+    """A checkpoint of one named file covers nothing else: the scan after it still looks at
+    what changed since the last checkpoint that covered the whole workspace."""
+    os.utime(ws / "src/app.py", ns=(HOUR_AGO, HOUR_AGO))
+    store = make_store(ws, watch=False)
+    baseline = store.create(None, label="before the agent")
+    disguised_edit(ws, "src/app.py", "print('HI')\n")
+    time.sleep(0.01)
+    store.create(["README.md"], label="before write_to_file")
+    after = store.create(None, label="before a command")
+    assert "src/app.py" in after.files
+    store.restore(baseline.id)
+    assert (ws / "src/app.py").read_text() == "print('hi')\n"
+
+
+def test_an_untouched_file_is_not_read_again_scan_after_scan(
+        ws: Path, make_store: StoreFactory, lister: str) -> None:
+    """The ctime check costs a read only of what changed since the last whole checkpoint."""
+    store = make_store(ws, watch=False)
+    store.create(None, label="baseline")
+    time.sleep(1.1)  # past the second a file system may round timestamps to
+    store.create(None, label="a command")
+    assert store.create(None, label="another").files == ()
+
+
+SCENARIO = """
+import json, os, sys, time
+from pathlib import Path
+with open("/proc/sys/user/max_inotify_watches", "w") as handle:
+    handle.write("3")
+from intentd.daemon.checkpoints import CheckpointStore
+ws, state = Path(sys.argv[1]), Path(sys.argv[2])
+out = {}
+with CheckpointStore(ws, state) as store:
+    unwatched = store.coverage().unwatched
+    folders = sorted(p.name for p in ws.iterdir())
+    edited = [f"{min(set(folders) - set(unwatched))}/f.txt", f"{min(unwatched)}/f.txt"]
+    out["edited"] = edited
+    baseline = store.create(None, label="before the agent")
+    for rel in edited:
+        before = (ws / rel).stat()
+        (ws / rel).write_text("ORIGINAL\\n")  # the same size
+        os.utime(ws / rel, ns=(before.st_atime_ns, before.st_mtime_ns))
+    out["recorded"] = list(store.create(None, label="after the agent").files)
+    store.restore(baseline.id)
+    out["after_restore"] = [(ws / rel).read_text() for rel in edited]
+print(json.dumps(out))
+"""
+
+
+def test_a_disguised_edit_in_a_folder_past_the_watch_limit_is_recorded(tmp_path: Path) -> None:
+    """Folders the watcher could not watch are scanned at every checkpoint; that scan checks
+    ctime too. (The watched folder's edit is one the watcher reports.)"""
+    ws = tmp_path / "ws"
+    hour_ago = time.time_ns() - 3600 * 10**9
+    for name in "abcdefghijklmnopqrstuvwxyz":
+        write(ws, f"{name}/f.txt", "original\n")
+        os.utime(ws / name / "f.txt", ns=(hour_ago, hour_ago))
+    out = in_namespace(str(ws), str(tmp_path / "state"), script=SCENARIO)
+    edited = out["edited"]  # one in a watched folder, one in a folder past the limit
+    assert isinstance(edited, list) and sorted(out["recorded"]) == sorted(edited)  # type: ignore[arg-type]
+    assert out["after_restore"] == ["original\n", "original\n"]
