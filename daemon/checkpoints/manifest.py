@@ -39,6 +39,19 @@ _BRIEF_COLUMNS = "seq, created_ns, clock_ns, label, kind, complete, '[]', '[]', 
 _CHUNK = 500
 
 
+@dataclass
+class Holdings:
+    """What the live blobs are kept for. sizes: content bytes by sha; current: those of each
+    path's latest entry added up (what the newest state needs; a blob saved for two paths
+    counts twice: a dict of them would cost another 60 MB at 500k files); superseded: each
+    saved version a later one of its path replaced, as (the checkpoint that saved it, the one
+    that replaced it, its bytes): the checkpoints from the first up to the second need it."""
+
+    sizes: dict[str, int] = field(default_factory=dict)
+    current: int = 0
+    superseded: list[tuple[int, int, int]] = field(default_factory=list)
+
+
 @dataclass(frozen=True)
 class Row:
     """A checkpoint as stored. clock_ns is the file-system clock at creation, for ctime comparisons."""
@@ -353,29 +366,35 @@ class Manifest:
         if "store_bytes" in values:
             self.store_bytes = int(values["store_bytes"])
 
-    def drop_oldest(self) -> tuple[list[str], int]:
-        """Prune the oldest checkpoint, folding its still-current entries into the next one.
+    def drop(self, seq: int) -> tuple[list[str], int]:
+        """Prune checkpoint seq (never the newest), folding its entries that the next checkpoint
+        does not replace into that one: every other checkpoint's state stays as it was.
         Returns the blob shas no entry references any more (those in the inbox are deleted
         here), and how many of them were in the inbox."""
         with self.transaction() as db:
-            oldest, following = db.execute(
-                "SELECT MIN(seq), (SELECT MIN(seq) FROM checkpoints WHERE seq > "
-                "(SELECT MIN(seq) FROM checkpoints)) FROM checkpoints").fetchone()
+            (following,) = db.execute(
+                "SELECT MIN(seq) FROM checkpoints WHERE seq > ?", (seq,)).fetchone()
+            if following is None:
+                raise CheckpointError("the newest checkpoint is never pruned")
             dropped = {str(r[0]) for r in db.execute(
-                "SELECT DISTINCT sha FROM entries WHERE seq = ? AND sha != ''", (oldest,))}
-            db.execute("UPDATE OR IGNORE entries SET seq = ? WHERE seq = ?", (following, oldest))
-            db.execute("DELETE FROM entries WHERE seq = ?", (oldest,))
-            db.execute("DELETE FROM checkpoints WHERE seq = ?", (oldest,))
+                "SELECT DISTINCT sha FROM entries WHERE seq = ? AND sha != ''", (seq,))}
+            db.execute("UPDATE OR IGNORE entries SET seq = ? WHERE seq = ?", (following, seq))
+            db.execute("DELETE FROM entries WHERE seq = ?", (seq,))
+            db.execute("DELETE FROM checkpoints WHERE seq = ?", (seq,))
             dead = [sha for sha in dropped if db.execute(
                 "SELECT 1 FROM entries WHERE sha = ? LIMIT 1", (sha,)).fetchone() is None]
             freed = sum(db.execute("DELETE FROM inbox WHERE sha = ?", (sha,)).rowcount
                         for sha in dead)
             run_start = self.meta().get("run_start", "")
-            moved = {"run_start": str(following)} if run_start and int(run_start) < following else {}
+            # the run's absences were folded forward with the rest of its entries
+            moved = {"run_start": str(following)} if run_start and int(run_start) == seq else {}
             self._bump(0, moved)
         if freed:
             self._count_inbox()
         return dead, freed
+
+    def seqs(self) -> list[int]:
+        return [int(str(r[0])) for r in self._query("SELECT seq FROM checkpoints ORDER BY seq")]
 
     # -- the inbox (inbox.py) --------------------------------------------------------------
 
@@ -418,10 +437,27 @@ class Manifest:
             found.extend((str(r[0]), str(r[1])) for r in self._query(sql, chunk))
         return found
 
-    def blob_sizes(self) -> dict[str, int]:
-        """Content bytes of every live blob, by sha."""
-        sql = "SELECT sha, MAX(size) FROM entries WHERE sha != '' GROUP BY sha"
-        return {str(r[0]): int(str(r[1])) for r in self._query(sql)}
+    def holdings(self) -> Holdings:
+        """What the store's blobs are kept for, read in one pass over the entries in their key's
+        order (three GROUP BY queries took four times as long at 500k files)."""
+        held = Holdings()
+        last: tuple[str, int, str, int] | None = None  # the path's entry before this one
+        try:  # row by row, not fetched whole: a list of every entry is 100 MB at 500k files
+            for row in self._db.execute("SELECT path, seq, sha, size FROM entries ORDER BY path, seq"):
+                path, seq, sha, size = str(row[0]), int(row[1]), str(row[2]), int(row[3])
+                if sha and held.sizes.get(sha, -1) < size:
+                    held.sizes[sha] = size
+                if last is not None and last[2]:
+                    if last[0] == path:
+                        held.superseded.append((last[1], seq, last[3]))
+                    else:
+                        held.current += last[3]
+                last = (path, seq, sha, size)
+        except sqlite3.Error as exc:
+            raise _sql_error(exc, self.path) from exc
+        if last is not None and last[2]:
+            held.current += last[3]
+        return held
 
     def count(self) -> int:
         return int(str(self._query("SELECT COUNT(*) FROM checkpoints")[0][0]))

@@ -1,8 +1,25 @@
 """Storage upkeep after a checkpoint: move the inbox into git, pack loose objects, merge small
-packs, prune oldest first to stay under the storage cap."""
+packs, prune to stay under the storage cap.
+
+Pruning is built not to be turned against the person. Dropping the oldest first, as it did, let
+one agent command that writes more than the cap (in files under the size cap) make the next
+upkeep drop every checkpoint from before the agent's work. Now:
+- the newest checkpoint is never dropped, and what the workspace holds now, which it needs,
+  no drop can free: so the older checkpoints keep HISTORY_ROOM of the cap beyond it, however
+  much it takes (the store then goes over its cap);
+- a saved version that a later one replaced is needed by the checkpoints from the one that
+  saved it to the one that replaced it; each checkpoint's share of those bytes says what it
+  keeps stored (kept_alive). The checkpoint with the largest share goes first, the oldest among
+  equals, and one with none never goes (it would cost a restore point and free nothing). An
+  agent rewriting big files command after command makes the checkpoints with the largest
+  shares: they go before the person's.
+Dropping a checkpoint folds what it saved into the next one unless that one saved it again, so
+every checkpoint left restores exactly what it did before.
+"""
 
 from __future__ import annotations
 
+import bisect
 import logging
 
 from . import inbox
@@ -20,6 +37,9 @@ SMALL_PACK_BYTES = 8 * 2**20
 MAX_SMALL_PACKS = 16
 # A prune aims this far under the cap, so the next checkpoints do not each prune (and repack) again.
 PRUNE_ROOM = 8  # 1/8 of the cap
+# The history (what older checkpoints hold beyond the newest state) always has this much of the
+# cap, however much the newest state takes.
+HISTORY_ROOM = 4  # 1/4 of the cap
 
 
 class Upkeep:
@@ -102,37 +122,71 @@ class Upkeep:
         return not (self._pruned_at > self._cap and estimate < self._pruned_at + self._cap // 16)
 
     def _prune(self) -> None:
-        """Drop the oldest checkpoints until the store fits its cap, then compact once; the newest
-        always stays. Another round only if the estimate of what dropping frees fell short."""
+        """Drop checkpoints until the store fits its cap (see the module's docstring), then
+        compact once. Another round only if the estimate of what dropping frees fell short."""
         total = self.measure()
         while total > self._cap and self._manifest.count() > 1:
-            if self._drop_oldest(total):
+            dropped, in_packs = self._drop(total)
+            if in_packs:
                 self._compact()
             total = self.measure()
+            if not dropped:
+                break
         if total > self._cap:
-            log.warning("checkpoints: %s takes %d bytes, over its cap, with one checkpoint left",
-                        self._manifest.path.parent, total)
+            log.warning("checkpoints: %s takes %d bytes, over its cap of %d: the workspace's "
+                        "files as they are now take most of it", self._manifest.path.parent,
+                        total, self._cap)
         self._manifest.set_meta({"store_bytes": str(total)})
         self._pruned_at = total
 
-    def _drop_oldest(self, total: int) -> bool:
-        """Drop oldest checkpoints until the store, less what they alone hold, should fit with
-        room to grow; True when some of their blobs sit in packs (a compaction frees them).
+    def _drop(self, total: int) -> tuple[bool, bool]:
+        """Drop checkpoints, those keeping the most replaced content alive first, until the
+        store, less what they alone hold, should fit with room to grow; whether any was
+        dropped, and whether some of their blobs sit in packs (a compaction frees them).
 
         What a dead blob frees is estimated from its size, scaled by the store's bytes on disk
         per byte of content: packs hold deltas, so nothing more exact exists before a repack."""
-        sizes = self._manifest.blob_sizes()
+        held = self._manifest.holdings()
+        sizes = held.sizes
         per_byte = total / max(1, sum(sizes.values()))
-        target = self._cap - self._cap // PRUNE_ROOM
-        in_packs = False
-        while total > target and self._manifest.count() > 1:
-            dead, inboxed = self._manifest.drop_oldest()
+        newest_state = int(held.current * per_byte)
+        target = max(self._cap - self._cap // PRUNE_ROOM, newest_state + self._cap // HISTORY_ROOM)
+        versions = held.superseded
+        seqs = self._manifest.seqs()
+        dropped = in_packs = False
+        while total > target and len(seqs) > 1:
+            shares = kept_alive(seqs, versions)
+            seq = max(seqs[:-1], key=lambda q: (shares[q], -q))  # the most, then the oldest
+            if shares[seq] <= 0:
+                break  # it keeps nothing alive: dropping it would only cost a restore point
+            dead, inboxed = self._manifest.drop(seq)
+            seqs.remove(seq)
             self._dropped += 1
+            dropped = True
             in_packs |= self._blobs.remove_loose(dead) + inboxed < len(dead)
             total -= int(sum(sizes.get(sha, 0) for sha in dead) * per_byte)
-        return in_packs
+        return dropped, in_packs
 
     def _compact(self) -> None:
         self.move_inbox()  # pack-objects packs what git holds: every live blob, then
         packs = [name for name, _size in self._blobs.packs()]
         self._blobs.repack(self._manifest.named(), drop_loose=self._blobs.loose_shas(), drop_packs=packs)
+
+
+def kept_alive(seqs: list[int], versions: list[tuple[int, int, int]]) -> dict[int, float]:
+    """Each checkpoint's share of the replaced content that the checkpoints (seqs, in order)
+    keep stored: a version saved at one and replaced at another is needed by the checkpoints
+    from the first up to the second, and its bytes are shared out evenly between those left.
+    A version none of them needs any more is counted by none (dropping frees it)."""
+    density = [0.0] * (len(seqs) + 1)
+    for start, end, size in versions:
+        first, last = bisect.bisect_left(seqs, start), bisect.bisect_left(seqs, end)
+        if last > first:
+            share = size / (last - first)
+            density[first] += share
+            density[last] -= share
+    shares, running = {}, 0.0
+    for at, seq in enumerate(seqs):
+        running += density[at]
+        shares[seq] = running
+    return shares

@@ -1,4 +1,4 @@
-"""Storage: outside the workspace, size cap per file, storage cap with oldest-first pruning, bad stores."""
+"""Storage: outside the workspace, size cap per file, storage cap with pruning, bad stores."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ from intentd.daemon.checkpoints.inbox import MAX_BLOB_BYTES
 from intentd.daemon.checkpoints.objects import DELTA_MAX_BYTES, BlobStore, blob_sha, make_blob
 from intentd.daemon.utils.statedir import checkpoints_dir, state_home
 
-from .conftest import StoreFactory, write
+from .conftest import StoreFactory, tree, write
 
 
 def test_default_store_lives_in_the_xdg_state_folder(ws: Path, tmp_path: Path,
@@ -72,11 +72,82 @@ def test_pruning_keeps_the_state_a_later_checkpoint_needs(ws: Path, make_store: 
     for i in range(8):
         write(ws, "data.bin", os.urandom(300 * 1024))
         store.create(None, label=f"v{i}")
-    last = store.list()[-1]
-    assert store.list()[0].label != "baseline"
+    store.wait_for_upkeep()
+    labels = [c.label for c in store.list()]
+    assert "v0" not in labels and labels[-1] == "v7"
+    # the baseline frees nothing when dropped (README.md is still as it holds it): it stays
+    assert labels[0] == "baseline"
     write(ws, "README.md", "changed\n")
-    store.restore(last.id)
+    store.restore(store.list()[-1].id)
     assert (ws / "README.md").read_text() == "# demo\n"
+
+
+def person_history(ws: Path, store: CheckpointStore) -> list[str]:
+    """The person's checkpoints before an agent's work: a baseline, then three small edits."""
+    ids = [store.create(None, label="baseline").id]
+    for i in range(3):
+        write(ws, "README.md", f"# demo, edit {i}\n")
+        ids.append(store.create(None, label=f"person {i}").id)
+    return ids
+
+
+def test_one_command_filling_the_store_does_not_cost_the_person_their_history(
+        ws: Path, make_store: StoreFactory) -> None:
+    """An agent's command writes more than the cap (every file under the size cap) and leaves it
+    there. Dropping older checkpoints cannot free what the workspace holds now, so none is."""
+    store = make_store(ws, max_store_bytes=3 * 2**20, max_file_bytes=2**20, watch=False)
+    ids = person_history(ws, store)
+    for i in range(5):
+        write(ws, f"junk/{i}.bin", os.urandom(800 * 1024))  # 4 MB in all, over the 3 MiB cap
+    store.create(None, label="after the agent's command")
+    store.wait_for_upkeep()
+    assert [c.id for c in store.list()][:4] == ids
+    store.restore(ids[0])
+    assert not list((ws / "junk").glob("*.bin"))
+    assert (ws / "README.md").read_text() == "# demo\n"
+
+
+@pytest.mark.parametrize("names", [["junk.bin"], ["a.bin", "b.bin"]])
+def test_an_agent_churning_the_store_loses_its_own_checkpoints_first(
+        ws: Path, make_store: StoreFactory, names: list[str]) -> None:
+    """Command after command, an agent rewrites a big file (or two, by turns, so that no one
+    checkpoint's drop frees anything alone): the checkpoints keeping its old versions stored
+    are dropped, not the person's older, small ones."""
+    cap = 3 * 2**20
+    store = make_store(ws, max_store_bytes=cap, max_file_bytes=2**20, watch=False)
+    ids = person_history(ws, store)
+    for i in range(10):
+        write(ws, names[i % len(names)], os.urandom(700 * 1024))
+        store.create(None, label=f"agent {i}")
+    store.wait_for_upkeep()
+    labels = [c.label for c in store.list()]
+    assert labels[:4] == ["baseline", "person 0", "person 1", "person 2"]
+    assert "agent 0" not in labels and labels[-1] == "agent 9"
+    assert store.disk_usage() <= cap
+    store.restore(ids[1])
+    assert (ws / "README.md").read_text() == "# demo, edit 0\n"
+    assert not any((ws / name).exists() for name in names)
+
+
+def test_every_checkpoint_a_prune_leaves_restores_the_workspace_it_saved(
+        ws: Path, make_store: StoreFactory) -> None:
+    """Checkpoints dropped from the middle fold what the next one did not save again into it:
+    each one left still brings back exactly the files it saw."""
+    store = make_store(ws, max_store_bytes=3 * 2**20, max_file_bytes=2**20, watch=False)
+    saved = {store.create(None, label="baseline").id: tree(ws)}
+    for i in range(12):
+        if i % 3 == 0:
+            write(ws, f"notes/{i}.md", f"note {i}\n")
+        if i % 4 == 1:
+            write(ws, "README.md", f"# demo {i}\n")
+        write(ws, "big.bin" if i % 2 else "other.bin", os.urandom(600 * 1024))
+        saved[store.create(None, label=f"step {i}").id] = tree(ws)
+    store.wait_for_upkeep()
+    left = [c.id for c in store.list()]
+    assert 2 < len(left) < len(saved) and left[0] == next(iter(saved))
+    for checkpoint_id in reversed(left):
+        store.restore(checkpoint_id)
+        assert tree(ws) == saved[checkpoint_id], checkpoint_id
 
 
 def test_truncated_manifest_is_a_clear_error(ws: Path, tmp_path: Path) -> None:
