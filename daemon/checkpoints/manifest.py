@@ -372,6 +372,8 @@ class Manifest:
         Returns the blob shas no entry references any more (those in the inbox are deleted
         here), and how many of them were in the inbox."""
         with self.transaction() as db:
+            if db.execute("SELECT 1 FROM checkpoints WHERE seq = ?", (seq,)).fetchone() is None:
+                raise UnknownCheckpoint(f"no checkpoint {seq} to prune")
             (following,) = db.execute(
                 "SELECT MIN(seq) FROM checkpoints WHERE seq > ?", (seq,)).fetchone()
             if following is None:

@@ -14,6 +14,7 @@ import pytest
 from dulwich.object_store import DiskObjectStore
 
 from intentd.daemon.checkpoints import (
+    CheckpointError,
     CheckpointStore,
     CorruptStore,
     DiskFull,
@@ -148,6 +149,20 @@ def test_every_checkpoint_a_prune_leaves_restores_the_workspace_it_saved(
     for checkpoint_id in reversed(left):
         store.restore(checkpoint_id)
         assert tree(ws) == saved[checkpoint_id], checkpoint_id
+
+
+def test_the_newest_checkpoint_and_one_not_there_are_never_dropped(
+        ws: Path, make_store: StoreFactory) -> None:
+    store = make_store(ws, watch=False)
+    first = store.create(None, label="baseline")
+    write(ws, "README.md", "changed\n")
+    newest = store.create(None, label="next")
+    manifest = store._manifest
+    with pytest.raises(CheckpointError, match="never pruned"):
+        manifest.drop(int(newest.id[3:]))
+    with pytest.raises(UnknownCheckpoint):
+        manifest.drop(int(newest.id[3:]) + 1)
+    assert [c.id for c in store.list()] == [first.id, newest.id]
 
 
 def test_truncated_manifest_is_a_clear_error(ws: Path, tmp_path: Path) -> None:
