@@ -41,15 +41,18 @@ _CHUNK = 500
 
 @dataclass
 class Holdings:
-    """What the live blobs are kept for. sizes: content bytes by sha; current: those of each
-    path's latest entry added up (what the newest state needs; a blob saved for two paths
-    counts twice: a dict of them would cost another 60 MB at 500k files); superseded: each
-    saved version a later one of its path replaced, as (the checkpoint that saved it, the one
-    that replaced it, its bytes): the checkpoints from the first up to the second need it."""
+    """What the live blobs are kept for, as content bytes by sha: current, the blobs some
+    path's latest entry holds (what the newest state needs, each blob once: hard links add
+    nothing); older, every other live blob. superseded: each saved version that a later,
+    different one of its path replaced, as (the checkpoint that saved it, the one that replaced
+    it, its bytes): the checkpoints from the first up to the second need it."""
 
-    sizes: dict[str, int] = field(default_factory=dict)
-    current: int = 0
+    current: dict[str, int] = field(default_factory=dict)
+    older: dict[str, int] = field(default_factory=dict)
     superseded: list[tuple[int, int, int]] = field(default_factory=list)
+
+    def size(self, sha: str) -> int:
+        return self.current.get(sha) or self.older.get(sha, 0)
 
 
 @dataclass(frozen=True)
@@ -380,6 +383,18 @@ class Manifest:
                 raise CheckpointError("the newest checkpoint is never pruned")
             dropped = {str(r[0]) for r in db.execute(
                 "SELECT DISTINCT sha FROM entries WHERE seq = ? AND sha != ''", (seq,))}
+            # A path's first entry, absent, tells a restore of any earlier checkpoint that it
+            # was absent then too (a file a tool made). Where the next checkpoint has its own
+            # entry, that fact goes back to the checkpoint before, or a restore would leave
+            # the file in place. (A first entry that is a file only lets a restore infer the
+            # state before it from the ctime; without it the restore names the path instead.)
+            db.execute(
+                "UPDATE OR IGNORE entries SET seq = (SELECT MAX(seq) FROM checkpoints WHERE seq < ?)"
+                " WHERE seq = ? AND kind = 'absent'"
+                " AND EXISTS (SELECT 1 FROM checkpoints WHERE seq < ?)"
+                " AND EXISTS (SELECT 1 FROM entries f WHERE f.path = entries.path AND f.seq = ?)"
+                " AND NOT EXISTS (SELECT 1 FROM entries e WHERE e.path = entries.path AND e.seq < ?)",
+                (seq, seq, seq, following, seq))
             db.execute("UPDATE OR IGNORE entries SET seq = ? WHERE seq = ?", (following, seq))
             db.execute("DELETE FROM entries WHERE seq = ?", (seq,))
             db.execute("DELETE FROM checkpoints WHERE seq = ?", (seq,))
@@ -443,22 +458,26 @@ class Manifest:
         """What the store's blobs are kept for, read in one pass over the entries in their key's
         order (three GROUP BY queries took four times as long at 500k files)."""
         held = Holdings()
-        last: tuple[str, int, str, int] | None = None  # the path's entry before this one
+        path_now: str | None = None
+        since, sha_now, size_now = 0, "", 0  # the path's version being read: saved at `since`
         try:  # row by row, not fetched whole: a list of every entry is 100 MB at 500k files
             for row in self._db.execute("SELECT path, seq, sha, size FROM entries ORDER BY path, seq"):
                 path, seq, sha, size = str(row[0]), int(row[1]), str(row[2]), int(row[3])
-                if sha and held.sizes.get(sha, -1) < size:
-                    held.sizes[sha] = size
-                if last is not None and last[2]:
-                    if last[0] == path:
-                        held.superseded.append((last[1], seq, last[3]))
-                    else:
-                        held.current += last[3]
-                last = (path, seq, sha, size)
+                if path == path_now and sha == sha_now:
+                    continue  # the same content saved again: the version goes on
+                if path == path_now and sha_now:
+                    held.superseded.append((since, seq, size_now))
+                    if sha_now not in held.current:
+                        held.older[sha_now] = max(size_now, held.older.get(sha_now, 0))
+                elif path_now is not None and sha_now:
+                    held.current[sha_now] = size_now
+                    held.older.pop(sha_now, None)
+                path_now, since, sha_now, size_now = path, seq, sha, size
         except sqlite3.Error as exc:
             raise _sql_error(exc, self.path) from exc
-        if last is not None and last[2]:
-            held.current += last[3]
+        if path_now is not None and sha_now:
+            held.current[sha_now] = size_now
+            held.older.pop(sha_now, None)
         return held
 
     def count(self) -> int:

@@ -14,7 +14,10 @@ upkeep drop every checkpoint from before the agent's work. Now:
   agent rewriting big files command after command makes the checkpoints with the largest
   shares: they go before the person's.
 Dropping a checkpoint folds what it saved into the next one unless that one saved it again, so
-every checkpoint left restores exactly what it did before.
+every checkpoint left restores what it did before (Manifest.drop). The shares are worked out
+again after every DROP_BATCH drops: once per drop made a prune of many checkpoints quadratic.
+An agent can still spread its own old versions over many checkpoints that save almost nothing,
+so that each has a small share; shares measure bytes, not whose work was saved.
 """
 
 from __future__ import annotations
@@ -40,6 +43,8 @@ PRUNE_ROOM = 8  # 1/8 of the cap
 # The history (what older checkpoints hold beyond the newest state) always has this much of the
 # cap, however much the newest state takes.
 HISTORY_ROOM = 4  # 1/4 of the cap
+# Checkpoints dropped between two workings-out of the shares (each reads every replaced version).
+DROP_BATCH = 16
 
 
 class Upkeep:
@@ -133,9 +138,9 @@ class Upkeep:
             if not dropped:
                 break
         if total > self._cap:
-            log.warning("checkpoints: %s takes %d bytes, over its cap of %d: the workspace's "
-                        "files as they are now take most of it", self._manifest.path.parent,
-                        total, self._cap)
+            log.warning("checkpoints: %s takes %d bytes, over its cap of %d, with %d checkpoints "
+                        "left: the newest state and the history kept beside it",
+                        self._manifest.path.parent, total, self._cap, self._manifest.count())
         self._manifest.set_meta({"store_bytes": str(total)})
         self._pruned_at = total
 
@@ -147,30 +152,38 @@ class Upkeep:
         What a dead blob frees is estimated from its size, scaled by the store's bytes on disk
         per byte of content: packs hold deltas, so nothing more exact exists before a repack."""
         held = self._manifest.holdings()
-        sizes = held.sizes
-        per_byte = total / max(1, sum(sizes.values()))
-        newest_state = int(held.current * per_byte)
+        per_byte = total / max(1, sum(held.current.values()) + sum(held.older.values()))
+        newest_state = int(sum(held.current.values()) * per_byte)
         target = max(self._cap - self._cap // PRUNE_ROOM, newest_state + self._cap // HISTORY_ROOM)
-        versions = held.superseded
         seqs = self._manifest.seqs()
         dropped = in_packs = False
         while total > target and len(seqs) > 1:
-            shares = kept_alive(seqs, versions)
-            seq = max(seqs[:-1], key=lambda q: (shares[q], -q))  # the most, then the oldest
-            if shares[seq] <= 0:
-                break  # it keeps nothing alive: dropping it would only cost a restore point
-            dead, inboxed = self._manifest.drop(seq)
-            seqs.remove(seq)
-            self._dropped += 1
-            dropped = True
-            in_packs |= self._blobs.remove_loose(dead) + inboxed < len(dead)
-            total -= int(sum(sizes.get(sha, 0) for sha in dead) * per_byte)
+            for seq in _drop_order(seqs, held.superseded):
+                dead, inboxed = self._manifest.drop(seq)
+                seqs.remove(seq)
+                self._dropped += 1
+                dropped = True
+                in_packs |= self._blobs.remove_loose(dead) + inboxed < len(dead)
+                total -= int(sum(held.size(sha) for sha in dead) * per_byte)
+                if total <= target:
+                    break
         return dropped, in_packs
 
     def _compact(self) -> None:
         self.move_inbox()  # pack-objects packs what git holds: every live blob, then
         packs = [name for name, _size in self._blobs.packs()]
         self._blobs.repack(self._manifest.named(), drop_loose=self._blobs.loose_shas(), drop_packs=packs)
+
+
+def _drop_order(seqs: list[int], versions: list[tuple[int, int, int]]) -> list[int]:
+    """The next checkpoints to drop, at most DROP_BATCH of them (the shares are worked out again
+    after them: a share only grows as the checkpoints beside it go); never the newest. When none
+    keeps replaced content alive but the store is still over (the manifest's own rows: thousands
+    of checkpoints that saved nothing new), the oldest."""
+    shares = kept_alive(seqs, versions)
+    older = seqs[:-1]
+    ranked = sorted((q for q in older if shares[q] > 0), key=lambda q: (-shares[q], q))
+    return ranked[:DROP_BATCH] or older[:1]
 
 
 def kept_alive(seqs: list[int], versions: list[tuple[int, int, int]]) -> dict[int, float]:

@@ -20,6 +20,7 @@ from intentd.daemon.checkpoints import (
     DiskFull,
     UnknownCheckpoint,
     WorkspaceMissing,
+    upkeep,
 )
 from intentd.daemon.checkpoints.inbox import MAX_BLOB_BYTES
 from intentd.daemon.checkpoints.objects import DELTA_MAX_BYTES, BlobStore, blob_sha, make_blob
@@ -149,6 +150,83 @@ def test_every_checkpoint_a_prune_leaves_restores_the_workspace_it_saved(
     for checkpoint_id in reversed(left):
         store.restore(checkpoint_id)
         assert tree(ws) == saved[checkpoint_id], checkpoint_id
+
+
+def test_a_checkpoint_dropped_between_keeps_an_earlier_restore_deleting_a_tools_new_file(
+        ws: Path, make_store: StoreFactory) -> None:
+    """A file tool's checkpoint records the file it will make as absent; once that checkpoint
+    is dropped (the next one saved the file), a restore of an earlier checkpoint must still
+    delete it."""
+    store = make_store(ws, max_store_bytes=3 * 2**20, max_file_bytes=2**20, watch=False)
+    person = store.create(None, label="person")
+    for name in ("q1", "q2"):
+        write(ws, name, os.urandom(900 * 1024))
+    store.create(None, label="a command")
+    store.create(["p.txt", "q1", "q2"], label="before write_to_file p.txt")
+    write(ws, "p.txt", "the agent's new file\n")
+    for name in ("q1", "q2"):
+        write(ws, name, os.urandom(900 * 1024))
+    store.create(None, label="the next command")
+    store.wait_for_upkeep()
+    assert "before write_to_file p.txt" not in [c.label for c in store.list()]
+    done = store.restore(person.id)
+    assert "p.txt" in done.deleted and not (ws / "p.txt").exists()
+
+
+def test_hard_links_do_not_stretch_the_store_past_its_cap(ws: Path, make_store: StoreFactory) -> None:
+    """The newest state counts each blob once: twenty names of one file are one file's bytes."""
+    cap = 3 * 2**20
+    store = make_store(ws, max_store_bytes=cap, max_file_bytes=2**20, watch=False)
+    store.create(None, label="person")
+    write(ws, "links/0", os.urandom(2**20 - 1))
+    for i in range(1, 20):
+        os.link(ws / "links/0", ws / f"links/{i}")
+    store.create(None, label="links")
+    for i in range(12):
+        write(ws, "churn.bin", os.urandom(900 * 1024))
+        store.create(None, label=f"churn {i}")
+    store.wait_for_upkeep()
+    assert store.disk_usage() <= cap
+    assert store.list()[0].label == "person"
+
+
+def test_a_file_saved_again_unchanged_does_not_make_the_persons_checkpoint_go_first(
+        ws: Path, make_store: StoreFactory) -> None:
+    """A file tool naming the person's big file, which it does not change, saves the same
+    content again: that keeps nothing more alive, so the person's checkpoint has no share."""
+    store = make_store(ws, max_store_bytes=3 * 2**20, max_file_bytes=2**20, watch=False)
+    write(ws, "data.bin", os.urandom(900 * 1024))
+    store.create(None, label="person")
+    store.create(["data.bin"], label="a file tool on data.bin")
+    for i in range(10):
+        write(ws, "junk.bin", os.urandom(700 * 1024))
+        store.create(None, label=f"agent {i}")
+    store.wait_for_upkeep()
+    assert store.list()[0].label == "person"
+
+
+def test_a_prune_works_the_shares_out_once_per_batch_of_drops(
+        ws: Path, make_store: StoreFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every working-out reads every replaced version: once per drop made a prune of many
+    small checkpoints take minutes, under the store's lock."""
+    roomy = make_store(ws, max_store_bytes=2**30, max_file_bytes=2**20, watch=False)
+    roomy.create(None, label="person")
+    for n in range(64):
+        for f in range(4):
+            write(ws, f"s/{f}.bin", os.urandom(16 * 1024))
+        roomy.create(None, label=f"agent {n}")
+    roomy.close()
+    workings: list[int] = []
+    real = upkeep.kept_alive
+    monkeypatch.setattr(upkeep, "kept_alive", lambda seqs, versions: (
+        workings.append(len(seqs)), real(seqs, versions))[1])
+    store = make_store(ws, max_store_bytes=2**20, max_file_bytes=2**20, watch=False)
+    write(ws, "s/0.bin", os.urandom(16 * 1024))
+    store.create(None, label="over the cap")
+    store.wait_for_upkeep()
+    dropped = 66 - len(store.list())
+    assert dropped > 2 * upkeep.DROP_BATCH
+    assert len(workings) <= dropped // upkeep.DROP_BATCH + 2
 
 
 def test_the_newest_checkpoint_and_one_not_there_are_never_dropped(
