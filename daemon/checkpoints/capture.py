@@ -37,6 +37,9 @@ class Capture:
     # what the watcher reported changed: read whatever the stat cache says (trust_stat is a full
     # scan's, for the files nothing reported; an agent can set a file's size and mtime back)
     reported: set[str] = field(default_factory=set)
+    # known files a scan found there but ignored now: their stat cache is dropped, since a
+    # rule that hides a file across a whole checkpoint moves the ctime window past its edit
+    hidden: list[str] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)
     complete: bool = False
     trust_stat: bool = False
@@ -142,7 +145,8 @@ class Capturer:
         return ""
 
     def _folders(self, folders: Iterable[str], known: Known, unchanged: Known | None = None,
-                 recent_ns: int = 0) -> dict[str, DiskStat | None]:
+                 recent_ns: int = 0, hidden: list[str] | None = None
+                 ) -> dict[str, DiskStat | None]:
         """Every file under these folders now (scan() leaves out ignored ones), plus every known
         one that is gone; a known file that is merely ignored now keeps its record. With
         unchanged, files whose stat matches their entry there are left out (a scan, not events),
@@ -162,16 +166,20 @@ class Capturer:
             prefixes = ("",) if "" in folders else tuple(folder + "/" for folder in folders)
             inside = (p for p in known if p.startswith(prefixes))
         if folders:
-            self._gone(known, (p for p in inside if p not in seen), found)
+            self._gone(known, (p for p in inside if p not in seen), found, hidden)
         return found
 
-    def _gone(self, known: Known, paths: Iterable[str], stats: dict[str, DiskStat | None]) -> None:
+    def _gone(self, known: Known, paths: Iterable[str], stats: dict[str, DiskStat | None],
+              hidden: list[str] | None = None) -> None:
         """Add the known present files among paths that a scan did not find: deleted ones, and
-        ones found again (through a changed folder, say) unless they are ignored now."""
+        ones found again (through a changed folder, say) unless they are ignored now; those
+        go in `hidden`."""
         left = [p for p in paths if known[p][1].present]
         on_disk = {p: self._recorder.stat(p) for p in left}
         visible = set(self._rules.kept(p for p, st in on_disk.items() if st is not None))
         stats.update((p, st) for p, st in on_disk.items() if st is None or p in visible)
+        if hidden is not None:
+            hidden.extend(p for p, st in on_disk.items() if st is not None and p not in visible)
 
     def _dirty(self, snapshot: DirtySnapshot, known: Known, result: Capture,
                frames: Frames) -> list[str]:
@@ -187,7 +195,7 @@ class Capturer:
         if snapshot.unwatched:
             recent_ns = self._covered_until()
             for rel, st in self._folders(snapshot.unwatched, known, unchanged=known,
-                                         recent_ns=recent_ns).items():
+                                         recent_ns=recent_ns, hidden=result.hidden).items():
                 touched.append(rel)
                 result.stats.setdefault(rel, st)
                 if st is not None and st.ctime_ns >= recent_ns and rel in known:
@@ -208,7 +216,7 @@ class Capturer:
             return
         result.reported.update(walk.recent)
         stats: dict[str, DiskStat | None] = dict(walk.changed)
-        self._gone(known, walk.gone, stats)
+        self._gone(known, walk.gone, stats, result.hidden)
         stats.update(result.stats)  # named paths keep their own stat
         result.stats = stats
         result.rules_changed = walk.digest != meta.get("rules")
@@ -230,7 +238,7 @@ class Capturer:
             if (seen := known.get(path)) is None or path in recent
             or not stat_matches(st, seen[1])}
         result.reported.update(recent)
-        self._gone(known, (p for p in known if p not in found.files), stats)
+        self._gone(known, (p for p in known if p not in found.files), stats, result.hidden)
         stats.update(result.stats)  # named paths keep their own stat
         result.stats = stats
         exclude, extra = self._rules.exclude_key(), self._rules.extra_key()

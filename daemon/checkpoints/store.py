@@ -475,6 +475,7 @@ class CheckpointStore:
             capture.stats, self._known, explicit=capture.explicit, reported=capture.reported,
             trust_stat=capture.trust_stat,
             created_after_ns=prev.clock_ns if continues and prev is not None else None, save=save)
+        changes.stat_refresh += _forget_stat(capture.hidden, self._known)
         return capture, changes, int(meta["run_start"]) if continues else None, meta
 
     def _start_upkeep(self) -> None:
@@ -643,6 +644,14 @@ def _ignore_rules(root: str, policy: Callable[[], PolicyRules] | None, skip: lis
     if policy is None:
         return CheckpointIgnore(root, None, skip)
     return CheckpointIgnore(root, lambda rel: policy().ignores(rel), skip, lambda: policy_key(policy()))
+
+
+def _forget_stat(paths: Iterable[str], known: Known) -> list[tuple[str, int, int, int]]:
+    """Stat refreshes that drop the stat cache (mtime -1) of these known files and links, so
+    that they are read when next seen (Capture.hidden)."""
+    found = ((p, known.get(p)) for p in paths)
+    return [(p, seen[0], seen[1].size, -1) for p, seen in found
+            if seen is not None and seen[1].kind in ("file", "link") and seen[1].mtime_ns >= 0]
 
 
 def _unchanged(capture: Capture, changes: Changes) -> bool:

@@ -119,3 +119,23 @@ def test_a_disguised_edit_in_a_folder_past_the_watch_limit_is_recorded(tmp_path:
     edited = out["edited"]  # one in a watched folder, one in a folder past the limit
     assert isinstance(edited, list) and sorted(out["recorded"]) == sorted(edited)  # type: ignore[arg-type]
     assert out["after_restore"] == ["original\n", "original\n"]
+
+
+def test_a_file_hidden_by_an_ignore_rule_while_it_was_edited_is_read_once_shown_again(
+        ws: Path, make_store: StoreFactory, lister: str) -> None:
+    """An agent ignores src/app.py, edits it in disguise, waits out a whole checkpoint (which
+    moves the ctime window past the edit) and takes the rule back: a file found ignored loses
+    its stat cache, so the scan after reads it."""
+    os.utime(ws / "src/app.py", ns=(HOUR_AGO, HOUR_AGO))
+    store = make_store(ws, watch=False)
+    baseline = store.create(None, label="before the agent")
+    write(ws, ".gitignore", "*.log\nbuild/\nsrc/app.py\n")
+    store.create(None, label="before the agent's second command")
+    disguised_edit(ws, "src/app.py", "print('HI')\n")
+    time.sleep(1.2)  # past the window's second
+    store.create(None, label="before the agent's third command")
+    write(ws, ".gitignore", "*.log\nbuild/\n")
+    after = store.create(None, label="after")
+    assert "src/app.py" in after.files
+    store.restore(baseline.id)
+    assert (ws / "src/app.py").read_text() == "print('hi')\n"
