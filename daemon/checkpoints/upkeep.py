@@ -10,9 +10,9 @@ upkeep drop every checkpoint from before the agent's work. Now:
 - a saved version that a later one replaced is needed by the checkpoints from the one that
   saved it to the one that replaced it; each checkpoint's share of those bytes says what it
   keeps stored (kept_alive). The checkpoint with the largest share goes first, the oldest among
-  equals, and one with none never goes (it would cost a restore point and free nothing). An
-  agent rewriting big files command after command makes the checkpoints with the largest
-  shares: they go before the person's.
+  equals; one with none (it would cost a restore point and free nothing) only when no
+  checkpoint has any. An agent rewriting big files command after command makes the
+  checkpoints with the largest shares: they go before the person's.
 Dropping a checkpoint folds what it saved into the next one unless that one saved it again, so
 every checkpoint left restores what it did before (Manifest.drop). The shares are worked out
 again after every DROP_BATCH drops: once per drop made a prune of many checkpoints quadratic.
