@@ -32,6 +32,7 @@ CREATE TABLE IF NOT EXISTS entries (
 CREATE INDEX IF NOT EXISTS entries_by_seq ON entries (seq);
 CREATE INDEX IF NOT EXISTS entries_by_sha ON entries (sha) WHERE sha != '';
 CREATE TABLE IF NOT EXISTS inbox (sha TEXT PRIMARY KEY, data BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS kept_last (seq INTEGER PRIMARY KEY);
 """
 _ENTRY_COLUMNS = "kind, sha, perm, size, mtime_ns, note"
 _ROW_COLUMNS = "seq, created_ns, clock_ns, label, kind, complete, files, skipped, coverage"
@@ -158,6 +159,12 @@ class Manifest:
 
     def close(self) -> None:
         self._db.close()
+
+    def used_bytes(self) -> int:
+        """The database's pages in use (its write-ahead log's changes included, free pages not)."""
+        (pages,), (free,), (size,) = (self._query(f"PRAGMA {name}")[0] for name in (
+            "page_count", "freelist_count", "page_size"))
+        return (int(str(pages)) - int(str(free))) * int(str(size))
 
     def flush(self) -> None:
         """Fold the write-ahead log into the database file (so its size says what is stored)."""
@@ -398,6 +405,7 @@ class Manifest:
             db.execute("UPDATE OR IGNORE entries SET seq = ? WHERE seq = ?", (following, seq))
             db.execute("DELETE FROM entries WHERE seq = ?", (seq,))
             db.execute("DELETE FROM checkpoints WHERE seq = ?", (seq,))
+            db.execute("DELETE FROM kept_last WHERE seq = ?", (seq,))
             dead = [sha for sha in dropped if db.execute(
                 "SELECT 1 FROM entries WHERE sha = ? LIMIT 1", (sha,)).fetchone() is None]
             freed = sum(db.execute("DELETE FROM inbox WHERE sha = ?", (sha,)).rowcount
@@ -412,6 +420,14 @@ class Manifest:
 
     def seqs(self) -> list[int]:
         return [int(str(r[0])) for r in self._query("SELECT seq FROM checkpoints ORDER BY seq")]
+
+    def keep_last(self, seq: int) -> None:
+        """Mark checkpoint seq as one pruning drops last (see upkeep.py)."""
+        with self.transaction() as db:
+            db.execute("INSERT OR IGNORE INTO kept_last (seq) VALUES (?)", (seq,))
+
+    def kept_last(self) -> set[int]:
+        return {int(str(r[0])) for r in self._query("SELECT seq FROM kept_last")}
 
     # -- the inbox (inbox.py) --------------------------------------------------------------
 

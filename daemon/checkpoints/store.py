@@ -193,6 +193,7 @@ class CheckpointStore:
                     self._recorder.hints = hints
                     try:
                         seq = parse_id(self._create(None, BASELINE, kind="baseline")[0].id)
+                        self._manifest.keep_last(seq)  # the workspace as intentd found it
                     finally:
                         self._recorder.hints = hints = Known()
                     # The baseline's entries sit in the write-ahead log: fold them in now, or
@@ -495,6 +496,12 @@ class CheckpointStore:
                     self._generation = -1  # entries moved between checkpoints: reload the known state
         except Exception:  # a thread's failure must reach the log, not vanish
             log.exception("checkpoints: storage upkeep in %s failed", self.state_dir)
+
+    def keep_last(self, checkpoint_id: str) -> None:
+        """Have pruning drop this checkpoint only after every other it can: the state before a
+        session's first call, which an agent filling the store must not be able to push out."""
+        with self._lock.hold():
+            self._manifest.keep_last(self._row(checkpoint_id, brief=True).seq)
 
     def wait_for_upkeep(self) -> None:
         """Return once the upkeep started by the last checkpoint (if any) is done."""

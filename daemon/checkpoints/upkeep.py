@@ -7,6 +7,8 @@ upkeep drop every checkpoint from before the agent's work. Now:
 - the newest checkpoint is never dropped, and what the workspace holds now, which it needs,
   no drop can free: so the older checkpoints keep HISTORY_ROOM of the cap beyond it, however
   much it takes (the store then goes over its cap);
+- the checkpoint taken before each session's first call, and the baseline, are kept last:
+  dropped only when no other checkpoint keeps anything alive;
 - a saved version that a later one replaced is needed by the checkpoints from the one that
   saved it to the one that replaced it; each checkpoint's share of those bytes says what it
   keeps stored (kept_alive). The checkpoint with the largest share goes first, the oldest among
@@ -16,8 +18,9 @@ upkeep drop every checkpoint from before the agent's work. Now:
 Dropping a checkpoint folds what it saved into the next one unless that one saved it again, so
 every checkpoint left restores what it did before (Manifest.drop). The shares are worked out
 again after every DROP_BATCH drops: once per drop made a prune of many checkpoints quadratic.
-An agent can still spread its own old versions over many checkpoints that save almost nothing,
-so that each has a small share; shares measure bytes, not whose work was saved.
+Shares measure bytes, not whose work was saved: an agent can spread its own old versions over
+many checkpoints that save almost nothing, so that each has a small share. What it cannot do
+that way is push out a checkpoint kept last while any of its own still keeps something alive.
 """
 
 from __future__ import annotations
@@ -62,6 +65,13 @@ class Upkeep:
         manifest = str(self._manifest.path)
         return self._blobs.disk_bytes() + sum(
             disk_usage(manifest + suffix) for suffix in ("", "-wal", "-shm"))
+
+    def held(self) -> int:
+        """Bytes the store holds, what pruning weighs against the cap: objects, and the
+        manifest's pages in use. Not its write-ahead log nor its free pages (an emptied inbox
+        leaves them): with those, a prune went on dropping checkpoints, the person's among
+        them, for bytes no drop could free."""
+        return self._blobs.disk_bytes() + self._manifest.used_bytes()
 
     def due(self) -> bool:
         """Whether after_checkpoint has anything to do (cheap: counters kept by the manifest)."""
@@ -129,12 +139,12 @@ class Upkeep:
     def _prune(self) -> None:
         """Drop checkpoints until the store fits its cap (see the module's docstring), then
         compact once. Another round only if the estimate of what dropping frees fell short."""
-        total = self.measure()
+        total = self.held()
         while total > self._cap and self._manifest.count() > 1:
             dropped, in_packs = self._drop(total)
             if in_packs:
                 self._compact()
-            total = self.measure()
+            total = self.held()
             if not dropped:
                 break
         if total > self._cap:
@@ -156,9 +166,10 @@ class Upkeep:
         newest_state = int(sum(held.current.values()) * per_byte)
         target = max(self._cap - self._cap // PRUNE_ROOM, newest_state + self._cap // HISTORY_ROOM)
         seqs = self._manifest.seqs()
+        kept_last = self._manifest.kept_last()
         dropped = in_packs = False
         while total > target and len(seqs) > 1:
-            for seq in _drop_order(seqs, held.superseded):
+            for seq in _drop_order(seqs, held.superseded, kept_last):
                 dead, inboxed = self._manifest.drop(seq)
                 seqs.remove(seq)
                 self._dropped += 1
@@ -175,15 +186,21 @@ class Upkeep:
         self._blobs.repack(self._manifest.named(), drop_loose=self._blobs.loose_shas(), drop_packs=packs)
 
 
-def _drop_order(seqs: list[int], versions: list[tuple[int, int, int]]) -> list[int]:
+def _drop_order(seqs: list[int], versions: list[tuple[int, int, int]],
+                kept_last: set[int]) -> list[int]:
     """The next checkpoints to drop, at most DROP_BATCH of them (the shares are worked out again
-    after them: a share only grows as the checkpoints beside it go); never the newest. When none
-    keeps replaced content alive but the store is still over (the manifest's own rows: thousands
-    of checkpoints that saved nothing new), the oldest."""
+    after them: a share only grows as the checkpoints beside it go); never the newest, and
+    those kept last (each session's first, the baseline) only when no other keeps anything
+    alive. When none does but the store is still over (the manifest's own rows: thousands of
+    checkpoints that saved nothing new), the oldest, again others before those kept last."""
     shares = kept_alive(seqs, versions)
     older = seqs[:-1]
-    ranked = sorted((q for q in older if shares[q] > 0), key=lambda q: (-shares[q], q))
-    return ranked[:DROP_BATCH] or older[:1]
+    others = [q for q in older if q not in kept_last]
+    for group in (others, [q for q in older if q in kept_last]):
+        ranked = sorted((q for q in group if shares[q] > 0), key=lambda q: (-shares[q], q))
+        if ranked:
+            return ranked[:DROP_BATCH]
+    return (others or older)[:1]
 
 
 def kept_alive(seqs: list[int], versions: list[tuple[int, int, int]]) -> dict[int, float]:

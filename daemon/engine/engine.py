@@ -369,12 +369,17 @@ class Engine:
         label = f"before {ctx.name} ({call_id})"
         if reuse:
             checkpoint, created = store.latest_or_create(label=label)
-            if not created:
-                return str(checkpoint.id), ""
         else:
             paths = ([p.relative for p in ctx.paths if p.relative] if ctx.kind is ToolKind.EDIT
                      else None)
-            checkpoint = store.create(paths, label=label)
+            checkpoint, created = store.create(paths, label=label), True
+        if not ctx.session.checkpointed:
+            # the state before the session's first call: pruning drops it last, so an agent
+            # filling the store cannot push out the person's way back
+            store.keep_last(checkpoint.id)
+            ctx.session.checkpointed = True
+        if not created:
+            return str(checkpoint.id), ""
         self.emit(protocol.CHECKPOINTS_CREATED, messages.CheckpointCreated(
             workspace=ctx.root, checkpoint_id=checkpoint.id, label=checkpoint.label,
             coverage=checkpoint.coverage).to_json())

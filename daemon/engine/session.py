@@ -58,6 +58,8 @@ class Session:
     auto_approved_in_row: int = 0
     # The agent turn (batch) a person rejected: the rest of that batch is skipped.
     rejected_batch: str | None = None
+    # Whether a checkpoint was taken for this session yet: its first is kept last by pruning.
+    checkpointed: bool = False
 
     def count(self, tally: Tally | None) -> None:
         """Count a call: the one place the repetition history and the auto-approval run change."""
