@@ -96,6 +96,9 @@ class Recorder:
         self._max = max_file_bytes
         # entries read ahead by a warm-up, used like the stat cache (set only under the store's lock)
         self.hints: Known = {}
+        # when the hints were read (less a timestamp tick): a hinted file whose inode changed
+        # since is read again, though its size and mtime were set back
+        self.hints_since_ns = 0
 
     def escapes(self, rel: str) -> bool:
         """True when a parent folder of rel is a symlink, so rel is not really inside the workspace."""
@@ -211,6 +214,8 @@ class Recorder:
                 continue
             seen = known.get(rel)
             hint = None if seen else self.hints.get(rel)
+            if hint is not None and (st is None or st.ctime_ns >= self.hints_since_ns):
+                hint = None
             observed = self.observe(rel, st, seen[1] if seen else hint[1] if hint else None,
                                     (trust_stat or hint is not None) and rel not in reported)
             keep = self._note(changes, rel, observed, seen, rel in wanted, created_after_ns)

@@ -183,6 +183,7 @@ class CheckpointStore:
                     progress(done, total)
 
             try:
+                read_from = _fs_clock_ns() - TIMESTAMP_STEP_NS
                 hints = prehash(self._root, self._rules, self._recorder, self._put, self._stop, report)
                 if self._stop.is_set():
                     return None
@@ -190,7 +191,7 @@ class CheckpointStore:
                 with self._lock.hold():
                     if self._warm():  # a command checkpoint got there first
                         return None
-                    self._recorder.hints = hints
+                    self._recorder.hints, self._recorder.hints_since_ns = hints, read_from
                     try:
                         seq = parse_id(self._create(None, BASELINE, kind="baseline")[0].id)
                         self._manifest.keep_last(seq)  # the workspace as intentd found it

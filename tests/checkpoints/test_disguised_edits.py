@@ -139,3 +139,24 @@ def test_a_file_hidden_by_an_ignore_rule_while_it_was_edited_is_read_once_shown_
     assert "src/app.py" in after.files
     store.restore(baseline.id)
     assert (ws / "src/app.py").read_text() == "print('hi')\n"
+
+
+def test_a_disguised_edit_between_the_warm_ups_read_and_its_baseline_is_recorded(
+        ws: Path, make_store: StoreFactory) -> None:
+    """The warm-up reads every file first, then takes the baseline trusting what it read where
+    the stat still matches: an edit made in between, its size and times kept, is read again
+    (its ctime is later than the read began)."""
+    os.utime(ws / "src/app.py", ns=(HOUR_AGO, HOUR_AGO))
+    store = make_store(ws, watch=False)
+
+    def progress(done: int, total: int) -> None:
+        if done == total:  # every file read, the baseline not yet taken
+            disguised_edit(ws, "src/app.py", "print('HI')\n")
+
+    baseline = store.warm_up(progress)
+    assert baseline is not None
+    assert [d.path for d in store.diff(baseline.id, against="current")] == []
+    write(ws, "src/app.py", "print('no')\n")
+    store.create(None, label="before a command")
+    store.restore(baseline.id)
+    assert (ws / "src/app.py").read_text() == "print('HI')\n"  # what the baseline saw
