@@ -38,6 +38,10 @@ _ENTRY_COLUMNS = "kind, sha, perm, size, mtime_ns, note"
 _ROW_COLUMNS = "seq, created_ns, clock_ns, label, kind, complete, files, skipped, coverage"
 _BRIEF_COLUMNS = "seq, created_ns, clock_ns, label, kind, complete, '[]', '[]', coverage"
 _CHUNK = 500
+# A pruned checkpoint held a path's first entry: what came before it is not known.
+NO_STATE_BEFORE = "no state known: the checkpoint after it that saved it was pruned"
+# What one entry row costs the manifest, roughly, for the store's size estimate.
+ENTRY_ROW_BYTES = 100
 
 
 @dataclass
@@ -307,11 +311,12 @@ class Manifest:
         meta values as the caller read them under the store's lock (spares reading them again).
         """
         with self.transaction() as db:
+            files, skipped = json.dumps(draft.files), json.dumps(draft.skipped)
             cur = db.execute(
                 "INSERT INTO checkpoints (created_ns, clock_ns, label, kind, complete, files, skipped,"
                 " coverage) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 (draft.created_ns, draft.clock_ns, draft.label, draft.kind, int(draft.complete),
-                 json.dumps(draft.files), json.dumps(draft.skipped), draft.coverage))
+                 files, skipped, draft.coverage))
             seq = int(cur.lastrowid or 0)
             db.executemany(
                 f"INSERT INTO entries (path, seq, {_ENTRY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -327,7 +332,10 @@ class Manifest:
             db.executemany("UPDATE entries SET size = ?, mtime_ns = ? WHERE path = ? AND seq = ?",
                            ((size, mtime, p, s) for p, s, size, mtime in draft.stat_refresh))
             start = run_start if run_start is not None else (seq if draft.complete else None)
-            self._bump(draft.bytes_added, {**draft.meta, "run_start": str(start or "")}, meta)
+            # the rows count too: names listed again and again in `skipped` grew the manifest
+            # past the cap, and only blob bytes were counted towards a prune
+            rows = len(files) + len(skipped) + len(draft.label) + ENTRY_ROW_BYTES * len(draft.entries)
+            self._bump(draft.bytes_added + rows, {**draft.meta, "run_start": str(start or "")}, meta)
         self.inbox_rows += len(draft.inbox)
         self.inbox_bytes += sum(len(data) for _sha, data in draft.inbox)
         return seq
@@ -390,18 +398,7 @@ class Manifest:
                 raise CheckpointError("the newest checkpoint is never pruned")
             dropped = {str(r[0]) for r in db.execute(
                 "SELECT DISTINCT sha FROM entries WHERE seq = ? AND sha != ''", (seq,))}
-            # A path's first entry, absent, tells a restore of any earlier checkpoint that it
-            # was absent then too (a file a tool made). Where the next checkpoint has its own
-            # entry, that fact goes back to the checkpoint before, or a restore would leave
-            # the file in place. (A first entry that is a file only lets a restore infer the
-            # state before it from the ctime; without it the restore names the path instead.)
-            db.execute(
-                "UPDATE OR IGNORE entries SET seq = (SELECT MAX(seq) FROM checkpoints WHERE seq < ?)"
-                " WHERE seq = ? AND kind = 'absent'"
-                " AND EXISTS (SELECT 1 FROM checkpoints WHERE seq < ?)"
-                " AND EXISTS (SELECT 1 FROM entries f WHERE f.path = entries.path AND f.seq = ?)"
-                " AND NOT EXISTS (SELECT 1 FROM entries e WHERE e.path = entries.path AND e.seq < ?)",
-                (seq, seq, seq, following, seq))
+            self._keep_first_entries(db, seq, following)
             db.execute("UPDATE OR IGNORE entries SET seq = ? WHERE seq = ?", (following, seq))
             db.execute("DELETE FROM entries WHERE seq = ?", (seq,))
             db.execute("DELETE FROM checkpoints WHERE seq = ?", (seq,))
@@ -418,8 +415,42 @@ class Manifest:
             self._count_inbox()
         return dead, freed
 
+    @staticmethod
+    def _keep_first_entries(db: sqlite3.Connection, seq: int, following: int) -> None:
+        """Before checkpoint seq is dropped: what its entries that are a path's first, and that
+        the next checkpoint replaces (so they go), told a restore of an earlier checkpoint. An
+        absent one (a file a tool made) said the path was absent then too: it goes to the
+        checkpoint before. Any other let the restore infer the state then from the ctime, or
+        name the path as having none: a "no state" entry at the checkpoint before keeps that,
+        or the next entry, absent say, would become the first and have the file deleted."""
+        (before,) = db.execute("SELECT MAX(seq) FROM checkpoints WHERE seq < ?", (seq,)).fetchone()
+        if before is None:
+            return  # no earlier checkpoint to restore
+        firsts = db.execute(
+            "SELECT path, kind FROM entries e WHERE e.seq = ?"
+            " AND EXISTS (SELECT 1 FROM entries f WHERE f.path = e.path AND f.seq = ?)"
+            " AND NOT EXISTS (SELECT 1 FROM entries g WHERE g.path = e.path AND g.seq < ?)",
+            (seq, following, seq)).fetchall()
+        db.executemany("UPDATE entries SET seq = ? WHERE path = ? AND seq = ?",
+                       ((before, path, seq) for path, kind in firsts if kind == "absent"))
+        db.executemany(f"INSERT INTO entries (path, seq, {_ENTRY_COLUMNS})"
+                       " VALUES (?, ?, 'skipped', '', 0, -1, -1, ?)",
+                       ((path, before, NO_STATE_BEFORE) for path, kind in firsts
+                        if kind != "absent"))
+
     def seqs(self) -> list[int]:
         return [int(str(r[0])) for r in self._query("SELECT seq FROM checkpoints ORDER BY seq")]
+
+    def row_bytes(self, seq: int) -> int:
+        """Roughly what checkpoint seq's rows take in the manifest (what dropping it frees there)."""
+        found = self._query(
+            "SELECT LENGTH(files) + LENGTH(skipped) + LENGTH(label) + LENGTH(coverage),"
+            " (SELECT COUNT(*) FROM entries WHERE seq = ?) FROM checkpoints WHERE seq = ?",
+            (seq, seq))
+        if not found:
+            return 0
+        text, entries = found[0]
+        return int(str(text or 0)) + ENTRY_ROW_BYTES * int(str(entries))
 
     def keep_last(self, seq: int) -> None:
         """Mark checkpoint seq as one pruning drops last (see upkeep.py)."""

@@ -8,7 +8,9 @@ upkeep drop every checkpoint from before the agent's work. Now:
   no drop can free: so the older checkpoints keep HISTORY_ROOM of the cap beyond it, however
   much it takes (the store then goes over its cap);
 - the checkpoint taken before each session's first call, and the baseline, are kept last:
-  dropped only when no other checkpoint keeps anything alive;
+  never dropped while the history is within HISTORY_ROOM (reckoned in blob bytes: the
+  manifest's rows are not spread over them), past it only when no other checkpoint keeps
+  anything alive;
 - a saved version that a later one replaced is needed by the checkpoints from the one that
   saved it to the one that replaced it; each checkpoint's share of those bytes says what it
   keeps stored (kept_alive). The checkpoint with the largest share goes first, the oldest among
@@ -159,23 +161,34 @@ class Upkeep:
         store, less what they alone hold, should fit with room to grow; whether any was
         dropped, and whether some of their blobs sit in packs (a compaction frees them).
 
-        What a dead blob frees is estimated from its size, scaled by the store's bytes on disk
-        per byte of content: packs hold deltas, so nothing more exact exists before a repack."""
+        What a dead blob frees is estimated from its size, scaled by the objects' bytes on disk
+        per byte of content (packs hold deltas, so nothing more exact exists before a repack);
+        a dropped checkpoint's rows, by their length."""
         held = self._manifest.holdings()
-        per_byte = total / max(1, sum(held.current.values()) + sum(held.older.values()))
+        # blobs only: the manifest's rows spread over them made a small replaced version look
+        # big enough to cost the person's checkpoint
+        per_byte = self._blobs.disk_bytes() / max(1, sum(held.current.values())
+                                                  + sum(held.older.values()))
         newest_state = int(sum(held.current.values()) * per_byte)
+        history = int(sum(held.older.values()) * per_byte)
         target = max(self._cap - self._cap // PRUNE_ROOM, newest_state + self._cap // HISTORY_ROOM)
         seqs = self._manifest.seqs()
         kept_last = self._manifest.kept_last()
+        # those kept last go only once the history is over its room, and then last
+        protected = kept_last if history <= self._cap // HISTORY_ROOM else set()
         dropped = in_packs = False
         while total > target and len(seqs) > 1:
-            for seq in _drop_order(seqs, held.superseded, kept_last):
+            order = _drop_order(seqs, held.superseded, kept_last, protected)
+            if not order:
+                break
+            for seq in order:
+                rows = self._manifest.row_bytes(seq)
                 dead, inboxed = self._manifest.drop(seq)
                 seqs.remove(seq)
                 self._dropped += 1
                 dropped = True
                 in_packs |= self._blobs.remove_loose(dead) + inboxed < len(dead)
-                total -= int(sum(held.size(sha) for sha in dead) * per_byte)
+                total -= int(sum(held.size(sha) for sha in dead) * per_byte) + rows
                 if total <= target:
                     break
         return dropped, in_packs
@@ -186,15 +199,15 @@ class Upkeep:
         self._blobs.repack(self._manifest.named(), drop_loose=self._blobs.loose_shas(), drop_packs=packs)
 
 
-def _drop_order(seqs: list[int], versions: list[tuple[int, int, int]],
-                kept_last: set[int]) -> list[int]:
+def _drop_order(seqs: list[int], versions: list[tuple[int, int, int]], kept_last: set[int],
+                protected: set[int]) -> list[int]:
     """The next checkpoints to drop, at most DROP_BATCH of them (the shares are worked out again
-    after them: a share only grows as the checkpoints beside it go); never the newest, and
-    those kept last (each session's first, the baseline) only when no other keeps anything
-    alive. When none does but the store is still over (the manifest's own rows: thousands of
+    after them: a share only grows as the checkpoints beside it go); never the newest nor one
+    protected, and those kept last (each session's first, the baseline) only when no other
+    keeps anything alive. When none does but the store is still over (the manifest's own rows:
     checkpoints that saved nothing new), the oldest, again others before those kept last."""
     shares = kept_alive(seqs, versions)
-    older = seqs[:-1]
+    older = [q for q in seqs[:-1] if q not in protected]
     others = [q for q in older if q not in kept_last]
     for group in (others, [q for q in older if q in kept_last]):
         ranked = sorted((q for q in group if shares[q] > 0), key=lambda q: (-shares[q], q))

@@ -76,3 +76,47 @@ def test_the_engine_keeps_each_sessions_first_checkpoint_last(tmp_path: Path) ->
         engine.close()
     assert taken[0] in kept and taken[2] in kept  # each session's first
     assert taken[1] not in kept and taken[3] not in kept
+
+
+def odd_names(ws: Path, count: int) -> None:
+    """Files whose names are not UTF-8: no checkpoint keeps one, each lists them as skipped."""
+    folder = os.fsencode(ws)
+    for i in range(count):
+        with open(os.path.join(folder, b"\xff%05d" % i + b"z" * 240), "wb"):
+            pass
+
+
+def test_rows_an_agent_piles_up_do_not_cost_the_person_their_checkpoint(
+        ws: Path, make_store: StoreFactory) -> None:
+    """Thirty commands each listing 300 names no checkpoint can keep put 2 MB of rows in the
+    manifest; spread over the blobs, they made the person's one replaced version look bigger
+    than the history's room, and the checkpoint kept last went while the agent's stayed."""
+    write(ws, "person.bin", os.urandom(500 * 1024))
+    store = make_store(ws, max_store_bytes=3 * 2**20, max_file_bytes=2**20, watch=False)
+    person = store.create(None, label="before the agent's first call")
+    store.keep_last(person.id)
+    write(ws, "person.bin", b"the agent was here\n")
+    odd_names(ws, 300)
+    for n in range(30):
+        store.create(None, label=f"agent {n}")
+    for i in range(3):
+        write(ws, f"big{i}.bin", os.urandom(900 * 1024))
+    store.create(None, label="agent big")
+    store.wait_for_upkeep()
+    assert person.id in [c.id for c in store.list()]
+
+
+def test_rows_alone_bring_a_prune_on(ws: Path, make_store: StoreFactory) -> None:
+    """Names listed as skipped again and again, and files flipping between two contents already
+    stored, grow the manifest with no new blob: the prune's trigger counts the rows too."""
+    cap = 3 * 2**20
+    store = make_store(ws, max_store_bytes=cap, max_file_bytes=2**20, watch=False)
+    store.create(None, label="first")
+    odd_names(ws, 400)
+    flipping = [f"f{i:04d}_{'y' * 200}" for i in range(400)]
+    for n in range(40):
+        for name in flipping:
+            write(ws, name, "AB"[n % 2])
+        store.create(None, label=f"agent {n}")
+    store.wait_for_upkeep()
+    assert store._upkeep.held() <= cap

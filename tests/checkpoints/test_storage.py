@@ -7,6 +7,7 @@ import os
 import shutil
 import stat
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -171,6 +172,31 @@ def test_a_checkpoint_dropped_between_keeps_an_earlier_restore_deleting_a_tools_
     assert "before write_to_file p.txt" not in [c.label for c in store.list()]
     done = store.restore(person.id)
     assert "p.txt" in done.deleted and not (ws / "p.txt").exists()
+
+
+def test_after_drops_a_restore_never_claims_a_state_it_did_not_record(
+        ws: Path, make_store: StoreFactory) -> None:
+    """A file there but unrecorded at the first checkpoint, saved by the second, deleted by
+    the third's command, made again: unpruned, a restore of the first names it and leaves it.
+    Dropping the second and third made the third's 'absent' its first entry, and the restore
+    deleted the person's file."""
+    hour_ago = time.time_ns() - 3600 * 10**9
+    write(ws, "f.txt", "the person's file\n")
+    os.utime(ws / "f.txt", ns=(hour_ago, hour_ago))
+    store = make_store(ws, watch=False)
+    first = store.create(["README.md"], label="a file tool on README.md")
+    write(ws, "f.txt", "the person's file, edited after\n")
+    second = store.create(["f.txt"], label="a file tool on f.txt")
+    (ws / "f.txt").unlink()
+    third = store.create(None, label="a command")
+    write(ws, "f.txt", "made again\n")
+    store.create(["f.txt"], label="a file tool on f.txt again")
+    with store._lock.hold():
+        for checkpoint in (second, third):
+            store._manifest.drop(int(checkpoint.id[3:]))
+    done = store.restore(first.id)
+    assert "f.txt" not in done.deleted and (ws / "f.txt").read_text() == "made again\n"
+    assert [path for path, _why in done.skipped] == ["f.txt"]
 
 
 def test_hard_links_do_not_stretch_the_store_past_its_cap(ws: Path, make_store: StoreFactory) -> None:
