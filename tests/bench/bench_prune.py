@@ -69,7 +69,8 @@ def measure(path: Path, which: str) -> None:
         looked = time.perf_counter()
         kept_alive(seqs, held.superseded)
         shares_ms = (time.perf_counter() - looked) * 1000
-        detail = (f"{len(held.sizes):,} blob sizes, {len(held.superseded):,} replaced versions;"
+        blobs = len(held.current) + len(held.older)
+        detail = (f"{blobs:,} blob sizes, {len(held.superseded):,} replaced versions;"
                   f" the shares alone {shares_ms:.1f} ms")
     elapsed = (time.perf_counter() - started) * 1000
     print(f"  {which}: {elapsed:,.0f} ms, peak memory +{peak_mib() - before:.0f} MiB ({detail})")
