@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from contextlib import suppress
 from dataclasses import dataclass, field
 
-from intentd.daemon.utils.staging import stage
+from intentd.daemon.utils.staging import name_stem, stage
 
 from .errors import CheckpointError, DiskFull, RestoreFailed
 from .objects import BlobStore
@@ -87,7 +87,7 @@ class _Folders:
                 raise RestoreFailed(f"{folder} is not a folder any more (a file or a symlink "
                                     "stands there now, which this checkpoint did not save: move "
                                     "it away, then restore again)") from None
-            aside = f".{os.fsdecode(os.fsencode(name)[:100])}.intentd-aside-{secrets.token_hex(4)}"
+            aside = f".{name_stem(name)}.intentd-aside-{secrets.token_hex(4)}"
             os.rename(name, aside, src_dir_fd=parent_fd, dst_dir_fd=parent_fd)  # never followed
             self.asides[folder] = aside
             os.mkdir(name, dir_fd=parent_fd)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from intentd.daemon.checkpoints.recorder import storable
 from intentd.daemon.sandbox.nested_git import open_folder
+from intentd.daemon.utils.staging import name_stem
 
 STRANGE = "names-not-utf8"  # the folder, in the audit's, they are moved to
 
@@ -34,8 +35,7 @@ def move_out(root: str, rel: str, keep: Path) -> str:
     try:
         target = keep / STRANGE
         target.mkdir(parents=True, exist_ok=True, mode=0o700)
-        stem = os.fsdecode(os.fsencode(name)[:200])  # the name's own bytes, within 255 in all
-        moved = target / f"{secrets.token_hex(4)}.{stem}"
+        moved = target / f"{secrets.token_hex(4)}.{name_stem(name, 200)}"
         os.rename(name, moved, src_dir_fd=fd)
         return str(moved)
     finally:
