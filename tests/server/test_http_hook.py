@@ -471,7 +471,7 @@ def test_the_selected_intent_survives_a_daemon_restart(short_dir: Path, ws: Path
         hook = HookClient(*hook_files(state))
         verdict, reason = hook.pre(ws, "Write", {"file_path": str(ws / "src" / "n.py"),
                                                  "content": "n\n"}, use_id="t2")
-        assert verdict == "ask" and GATE_MESSAGE not in reason  # the gate passed: INT-1 again
+        assert verdict == "ask" and GATE_MESSAGE not in reason, reason  # the gate passed: INT-1 again
         hook.post(payload("SessionEnd", ws))
     (state / "intentd" / "http-hook" / "status.json").unlink()
     with DaemonProcess(short_dir / "d.sock", state, extra_env=env):  # ended: forgotten
