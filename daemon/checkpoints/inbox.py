@@ -12,10 +12,8 @@ from __future__ import annotations
 import zlib
 from collections.abc import Sequence
 
-from dulwich.objects import Blob
-
 from .errors import CorruptStore
-from .objects import PACK_THRESHOLD, blob_sha, make_blob
+from .objects import PACK_THRESHOLD, data_sha
 
 # A checkpoint with more blobs than this writes them to git at once, as one pack.
 MAX_BLOBS = PACK_THRESHOLD
@@ -30,13 +28,14 @@ MOVE_BYTES = 8 * 2**20
 Row = tuple[str, bytes]  # (blob sha, its content compressed)
 
 
-def fits(blobs: Sequence[Blob]) -> bool:
-    """Whether a checkpoint's new blobs go to the inbox rather than to git."""
-    return len(blobs) < MAX_BLOBS and all(len(b.as_raw_string()) <= MAX_BLOB_BYTES for b in blobs)
+def fits(contents: Sequence[bytes]) -> bool:
+    """Whether a checkpoint's new blobs (their contents) go to the inbox rather than to git."""
+    return len(contents) < MAX_BLOBS and all(len(data) <= MAX_BLOB_BYTES for data in contents)
 
 
-def row(blob: Blob) -> Row:
-    return blob_sha(blob), zlib.compress(blob.as_raw_string(), 1)
+def row(sha: str, data: bytes) -> Row:
+    """The row of a blob with this content (sha: its id, data_sha(data))."""
+    return sha, zlib.compress(data, 1)
 
 
 def content(sha: str, packed: bytes, where: str) -> bytes:
@@ -45,7 +44,7 @@ def content(sha: str, packed: bytes, where: str) -> bytes:
         data = zlib.decompress(packed)
     except (zlib.error, TypeError) as exc:
         raise CorruptStore(f"object {sha} in the inbox of {where} is damaged: {exc}") from exc
-    if blob_sha(make_blob(data)) != sha:
+    if data_sha(data) != sha:
         raise CorruptStore(f"object {sha} in the inbox of {where} is damaged: its content "
                            "does not match its name")
     return data

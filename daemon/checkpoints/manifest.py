@@ -35,6 +35,13 @@ CREATE TABLE IF NOT EXISTS inbox (sha TEXT PRIMARY KEY, data BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS kept_last (seq INTEGER PRIMARY KEY);
 """
 _ENTRY_COLUMNS = "kind, sha, perm, size, mtime_ns, note"
+
+
+class _Unknown:
+    """Not read yet (None is a real answer: no checkpoint)."""
+
+
+UNKNOWN = _Unknown()
 _ROW_COLUMNS = "seq, created_ns, clock_ns, label, kind, complete, files, skipped, coverage"
 _BRIEF_COLUMNS = "seq, created_ns, clock_ns, label, kind, complete, '[]', '[]', coverage"
 _CHUNK = 500
@@ -122,6 +129,12 @@ class Manifest:
         # the inbox's rows and bytes, counted by this process (upkeep's cue to move them to git)
         self.inbox_rows, self.inbox_bytes = 0, 0
         self.store_bytes = 0  # the estimate this process last read or wrote (upkeep's cue to prune)
+        # The meta values and the newest row as this connection last read or wrote them, valid
+        # while SQLite's data_version says no other connection committed since: every
+        # checkpoint reads both, and two queries were a tenth of a single-file checkpoint.
+        self._seen_version = -1
+        self._meta_seen: dict[str, str] | None = None
+        self._last_seen: Row | None | _Unknown = UNKNOWN
         try:
             keep_sqlite_private(path)
         except OSError as exc:
@@ -176,7 +189,9 @@ class Manifest:
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction; on any error nothing of it is kept."""
+        """One write transaction; on any error nothing of it is kept. What was read inside it
+        is not remembered: it may be rolled back."""
+        self._forget_seen()
         try:
             self._db.execute("BEGIN IMMEDIATE")
             try:
@@ -194,6 +209,8 @@ class Manifest:
             if exc.errno == errno.ENOSPC:
                 raise DiskFull(f"no space left on device while writing {self.path}") from exc
             raise
+        finally:
+            self._forget_seen()
 
     def _query(self, sql: str, params: Iterable[object] = ()) -> list[tuple[object, ...]]:
         try:
@@ -202,7 +219,33 @@ class Manifest:
             raise _sql_error(exc, self.path) from exc
 
     def meta(self) -> dict[str, str]:
-        return {str(k): str(v) for k, v in self._query("SELECT key, value FROM meta")}
+        return self.head()[0]
+
+    def head(self) -> tuple[dict[str, str], Row | None]:
+        """The meta values and the newest checkpoint (brief: its files and skipped left empty)."""
+        if (not self._still_seen() or self._meta_seen is None
+                or isinstance(self._last_seen, _Unknown)):
+            self._meta_seen = {str(k): str(v) for k, v in self._query("SELECT key, value FROM meta")}
+            found = self.rows("WHERE seq = (SELECT MAX(seq) FROM checkpoints)", brief=True)
+            self._last_seen = found[0] if found else None
+        return dict(self._meta_seen), self._last_seen
+
+    def _data_version(self) -> int:
+        """A number that changes when another connection (any process) commits."""
+        return int(str(self._query("PRAGMA data_version")[0][0]))
+
+    def _still_seen(self) -> bool:
+        """Whether what this connection last saw is still so; if not, it is forgotten and
+        what is read next is remembered against the version now."""
+        version = self._data_version()
+        if version == self._seen_version:
+            return True
+        self._forget_seen()
+        self._seen_version = version
+        return False
+
+    def _forget_seen(self) -> None:
+        self._meta_seen, self._last_seen = None, UNKNOWN
 
     def _set_meta(self, values: dict[str, str]) -> None:
         self._db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", values.items())
@@ -233,8 +276,7 @@ class Manifest:
 
     def last(self) -> Row | None:
         """The newest checkpoint, brief (its files and skipped left empty)."""
-        found = self.rows("WHERE seq = (SELECT MAX(seq) FROM checkpoints)", brief=True)
-        return found[0] if found else None
+        return self.head()[1]
 
     def last_whole_clock(self) -> int | None:
         """The file-time clock of the newest checkpoint that covered the whole workspace (its
@@ -329,13 +371,19 @@ class Manifest:
             if draft.inbox:
                 db.executemany("INSERT OR IGNORE INTO inbox (sha, data) VALUES (?, ?)", draft.inbox)
             self._backfill_present(db, seq, draft)
-            db.executemany("UPDATE entries SET size = ?, mtime_ns = ? WHERE path = ? AND seq = ?",
-                           ((size, mtime, p, s) for p, s, size, mtime in draft.stat_refresh))
+            if draft.stat_refresh:
+                db.executemany("UPDATE entries SET size = ?, mtime_ns = ? WHERE path = ? AND seq = ?",
+                               ((size, mtime, p, s) for p, s, size, mtime in draft.stat_refresh))
             start = run_start if run_start is not None else (seq if draft.complete else None)
             # the rows count too: names listed again and again in `skipped` grew the manifest
             # past the cap, and only blob bytes were counted towards a prune
             rows = len(files) + len(skipped) + len(draft.label) + ENTRY_ROW_BYTES * len(draft.entries)
-            self._bump(draft.bytes_added + rows, {**draft.meta, "run_start": str(start or "")}, meta)
+            written = self._bump(draft.bytes_added + rows, {**draft.meta, "run_start": str(start or "")},
+                                 meta)
+        # what this connection wrote is what the next checkpoint would read back
+        self._meta_seen = written
+        self._last_seen = Row(seq, draft.created_ns, draft.clock_ns, draft.label, draft.kind,
+                              draft.complete, (), (), draft.coverage)
         self.inbox_rows += len(draft.inbox)
         self.inbox_bytes += sum(len(data) for _sha, data in draft.inbox)
         return seq
@@ -368,14 +416,16 @@ class Manifest:
                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", backfill)
 
     def _bump(self, bytes_added: int, meta: dict[str, str],
-              current: dict[str, str] | None = None) -> None:
-        """Inside a transaction: new generation, store size, and meta values."""
+              current: dict[str, str] | None = None) -> dict[str, str]:
+        """Inside a transaction: new generation, store size, and meta values; returns the meta
+        values as they are now."""
         current = current if current is not None else self.meta()
         values = {"store_bytes": str(int(current.get("store_bytes", "0")) + bytes_added), **meta}
         values["generation"] = str(int(current.get("generation", "0")) + 1)
         self._set_meta(values)
         self.committed_generation = int(values["generation"])
         self.store_bytes = int(values["store_bytes"])
+        return {**current, **values}
 
     def set_meta(self, values: dict[str, str]) -> None:
         """Store meta values; no entry changes, so the generation stays (nobody reloads)."""

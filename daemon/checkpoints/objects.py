@@ -4,6 +4,7 @@ reads everything; git's own fast-import and pack-objects write batches and delta
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
 import subprocess
 import zlib
@@ -49,6 +50,13 @@ def _git_env() -> dict[str, str]:
 
 def make_blob(data: bytes) -> Blob:
     return Blob.from_string(data)
+
+
+def data_sha(data: bytes) -> str:
+    """The id git gives data as a blob (make_blob(data)'s), without building a Blob object."""
+    digest = hashlib.sha1(b"blob %d\0" % len(data))
+    digest.update(data)
+    return digest.hexdigest()
 
 
 def blob_sha(blob: Blob) -> str:

@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 import os
+import stat
 import time
 from collections.abc import Iterable, Mapping, Set
 from dataclasses import dataclass, field
-
-from dulwich.objects import Blob
 
 from intentd.daemon.utils.inflight import is_ours, under_way
 from intentd.daemon.utils.reading import read_fd
 
 from . import inbox
 from .errors import WorkspaceMissing
-from .objects import PACK_CHUNK_BYTES, BlobStore, blob_sha, make_blob
+from .objects import PACK_CHUNK_BYTES, BlobStore, data_sha, make_blob
 from .state import ABSENT, DiskStat, Entry, lstat, to_disk_stat
 
 # A file modified this recently may change again within the same timestamp tick, so its stat
@@ -59,12 +58,12 @@ class _Pending:
 
     def __init__(self, blobs: BlobStore) -> None:
         self._blobs = blobs
-        self._waiting: list[Blob] = []
+        self._waiting: dict[str, bytes] = {}  # content by blob id, each once
         self._bytes = 0
         self.added = 0
 
-    def add(self, data: bytes) -> None:
-        self._waiting.append(make_blob(data))
+    def add(self, sha: str, data: bytes) -> None:
+        self._waiting[sha] = data
         self._bytes += len(data)
         if self._bytes >= PACK_CHUNK_BYTES:
             self.flush()
@@ -72,17 +71,17 @@ class _Pending:
     def flush(self) -> int:
         """Store what waits; returns the disk bytes added so far."""
         if self._waiting:
-            self.added += self._blobs.put(self._waiting)
-            self._waiting, self._bytes = [], 0
+            self.added += self._blobs.put([make_blob(data) for data in self._waiting.values()])
+            self._waiting, self._bytes = {}, 0
         return self.added
 
     def finish(self, changes: Changes) -> None:
         """The last of them: a few small blobs go to the inbox, written with the checkpoint's
         manifest rows; the rest to git now."""
-        if self._waiting and inbox.fits(self._waiting):
-            changes.inbox = [inbox.row(blob) for blob in {b.id: b for b in self._waiting}.values()]
+        if self._waiting and inbox.fits(list(self._waiting.values())):
+            changes.inbox = [inbox.row(sha, data) for sha, data in self._waiting.items()]
             self.added += sum(len(data) for _sha, data in changes.inbox)
-            self._waiting, self._bytes = [], 0
+            self._waiting, self._bytes = {}, 0
         changes.bytes_added = self.flush()
 
 
@@ -101,12 +100,22 @@ class Recorder:
         self.hints_since_ns = 0
 
     def escapes(self, rel: str) -> bool:
-        """True when a parent folder of rel is a symlink, so rel is not really inside the workspace."""
+        """True when a parent folder of rel is a symlink, so rel is not really inside the workspace.
+        Each folder below the root is looked at once (realpath would look at the root's own
+        path again for every file, and in Python); one that is missing ends the search, as a
+        file under it is absent anyway."""
         parent = os.path.dirname(rel)
         if not parent:
             return False
-        real = os.path.realpath(os.path.join(self._root, parent))
-        return real != os.path.join(self._real_root, parent)
+        path = self._root
+        for name in parent.split("/"):
+            path = f"{path}/{name}"
+            try:
+                if stat.S_ISLNK(os.lstat(path).st_mode):
+                    return True
+            except OSError:
+                return False
+        return False
 
     def stat(self, rel: str) -> DiskStat | None:
         """lstat of rel, None if absent or if a parent folder is a symlink."""
@@ -130,7 +139,7 @@ class Recorder:
             data = os.fsencode(os.readlink(os.path.join(self._root, rel)))
         except (FileNotFoundError, NotADirectoryError, OSError):
             return Observed(ABSENT, None, -1)
-        entry = Entry("link", blob_sha(make_blob(data)), 0, st.size, _cache_mtime(st.mtime_ns))
+        entry = Entry("link", data_sha(data), 0, st.size, _cache_mtime(st.mtime_ns))
         return Observed(entry, data, st.ctime_ns)
 
     def _observe_file(self, rel: str, st: DiskStat) -> Observed:
@@ -157,7 +166,7 @@ class Recorder:
             os.close(fd)
         if len(data) > self._max:
             return Observed(self._too_big(now), None, now.ctime_ns)
-        entry = Entry("file", blob_sha(make_blob(data)), now.perm, len(data),
+        entry = Entry("file", data_sha(data), now.perm, len(data),
                       _cache_mtime(now.mtime_ns))
         return Observed(entry, data, now.ctime_ns)
 
@@ -221,7 +230,7 @@ class Recorder:
             keep = self._note(changes, rel, observed, seen, rel in wanted, created_after_ns)
             if keep and observed.data is not None:
                 if save:
-                    pending.add(observed.data)
+                    pending.add(observed.entry.sha, observed.data)
                 else:
                     changes.data[rel] = observed.data
         pending.finish(changes)

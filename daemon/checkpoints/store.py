@@ -465,9 +465,8 @@ class CheckpointStore:
                  save: bool) -> tuple[Capture, Changes, int | None, dict[str, str]]:
         """Capture and record; returns the run start that new files backfill to (None: no
         backfill), and the manifest's meta values as read."""
-        meta = self._manifest.meta()
+        meta, prev = self._manifest.head()
         self._sync_known(int(meta.get("generation", "0")))
-        prev = self._manifest.last()
         capture = self._capturer.capture(
             paths, prev, self._known, meta,
             own_drain=prev is not None and prev.seq == self._drained_seq, drain=drain)

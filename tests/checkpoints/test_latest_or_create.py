@@ -52,3 +52,21 @@ def test_a_served_checkpoint_still_sees_the_next_change(ws: Path, store: Checkpo
     third, created = store.latest_or_create(label="before grep")
     assert created, "the restore's safety checkpoint came after: nothing served may hide a change"
     assert store.diff(third.id) == []
+
+
+def test_a_checkpoint_another_process_took_serves_too(ws: Path, make_store: StoreFactory) -> None:
+    """The daemon remembers the newest checkpoint between calls; one that another process (the
+    command line) took on the same store since is the newest, and what it recorded is known."""
+    daemon = make_store(ws, watch=False)
+    first, _ = daemon.latest_or_create(label="before ls")
+    write(ws, "README.md", "# the person's edit\n")
+    other = make_store(ws, watch=False)  # same store folder, its own connection
+    second, created = other.latest_or_create(label="before cat, elsewhere")
+    assert created and "README.md" in second.files
+    third, created = daemon.latest_or_create(label="before grep")
+    assert (third.id, created) == (second.id, False), "the other process's checkpoint serves"
+    write(ws, "README.md", "# edited again\n")
+    fourth, created = other.latest_or_create(label="before wc, elsewhere")
+    assert created and fourth.id != second.id
+    latest, created = daemon.latest_or_create(label="before du")
+    assert (latest.id, created) == (fourth.id, False)
