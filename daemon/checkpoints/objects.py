@@ -6,6 +6,7 @@ from __future__ import annotations
 import errno
 import hashlib
 import os
+import shutil
 import subprocess
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -79,6 +80,23 @@ def disk_usage(path: str) -> int:
         return 0
 
 
+def _make_repository(git_dir: Path) -> None:
+    """A new bare repository, made beside its place and renamed into it: an init cut short (the
+    daemon stopped while a store opened) left a folder that every later init failed on
+    (`branches` exists), and with it every checkpoint of the workspace. Such a folder holds no
+    object (they come after the init): it is replaced; one that holds files is not touched."""
+    if git_dir.exists():
+        if any(files for _, _, files in os.walk(git_dir / "objects")):
+            raise CorruptStore(f"{git_dir} is not a whole git repository but holds objects; "
+                               "move it aside to start a new store")
+        shutil.rmtree(git_dir)
+    making = git_dir.with_name(git_dir.name + ".new")
+    shutil.rmtree(making, ignore_errors=True)  # left by an init cut short
+    Repo.init_bare(str(making), mkdir=True).close()
+    make_tree_private(making)
+    os.rename(making, git_dir)
+
+
 class BlobStore:
     """Content-addressed file contents. Git-compatible: `git --git-dir=<store>/git cat-file -p SHA`
     works for every blob but those still in the inbox (inbox.py), which `get` reads through
@@ -91,8 +109,7 @@ class BlobStore:
         self._objects_dir = git_dir / "objects"
         self._pack_dir = self._objects_dir / "pack"
         if not self._pack_dir.is_dir():
-            Repo.init_bare(str(git_dir), mkdir=not git_dir.exists()).close()
-            make_tree_private(git_dir)
+            _make_repository(git_dir)
         self._objects = DiskObjectStore(str(self._objects_dir))
         self.loose_count = sum(1 for _ in self._loose_files())
         self._made: set[str] = set()  # loose-object folders known to exist (never removed)

@@ -468,3 +468,28 @@ def test_big_blobs_are_packed_whole_and_small_versions_as_deltas(tmp_path: Path)
     assert not deltas & {blob_sha(b) for b in big}, "big blobs are stored whole"
     assert len(deltas & {blob_sha(b) for b in versions}) == 2, "two versions are deltas of a third"
     assert [store.get(blob_sha(b)) for b in big] == [b.data for b in big]
+
+
+def test_a_store_whose_first_opening_was_cut_short_opens_and_saves(
+        ws: Path, make_store: StoreFactory, tmp_path: Path) -> None:
+    """The daemon stopped while it made a workspace's store (its repository half made): the
+    next opening makes it again, and checkpoints work, where every one was refused before."""
+    state = tmp_path / "state"
+    (state / "git" / "branches").mkdir(parents=True)  # where a cut-short init stopped
+    (state / "git" / "refs").mkdir()
+    store = make_store(ws, state_dir=state)
+    before = store.create(None, label="first")
+    write(ws, "src/app.py", "print('changed')\n")
+    store.create(["src/app.py"], label="before an edit")
+    store.restore(before.id)
+    assert (ws / "src/app.py").read_text() == "print('hi')\n"
+
+
+def test_a_half_made_repository_that_holds_objects_is_left_alone(
+        ws: Path, make_store: StoreFactory, tmp_path: Path) -> None:
+    loose = tmp_path / "state" / "git" / "objects" / "ab"
+    loose.mkdir(parents=True)
+    (loose / "cdef").write_bytes(b"someone's object")
+    with pytest.raises(CorruptStore, match="move it aside"):
+        make_store(ws, state_dir=tmp_path / "state")
+    assert (loose / "cdef").read_bytes() == b"someone's object"
