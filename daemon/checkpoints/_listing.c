@@ -145,7 +145,7 @@ static long long ctime_ns(const struct stat *st) {
 }
 
 static void put_entry(Lister *l, size_t end, const struct stat *st) {
-    if (!reserve(l, end + 96))
+    if (!reserve(l, end + 120))
         return;
     char *start = l->out.data + l->out.len, *at = start;
     if (l->recent >= 0 && ctime_ns(st) >= l->recent)
@@ -171,6 +171,8 @@ static void put_entry(Lister *l, size_t end, const struct stat *st) {
         at += 9;
         *at++ = '0';
     }
+    *at++ = ' ';
+    at = put_unsigned(at, (unsigned long long)st->st_ino);
     *at++ = ' ';
     memcpy(at, l->path, end);
     at += end;

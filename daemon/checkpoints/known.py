@@ -3,8 +3,8 @@
 A dict of Entry objects costs about 600 bytes a file (the path, a tuple, the Entry and its six
 field objects, the dict slot), and the daemon keeps one per workspace for as long as it runs:
 300 MB at 500k files. Here each folder keeps its file names in one string and their entries as
-fixed-size records (seq, size, mtime, perm, kind, the 20-byte sha), CHUNK to a bytes object:
-about 90 bytes a file. Entries are decoded on lookup; nothing is lost (an entry that does not
+fixed-size records (seq, size, mtime, perm, kind, the 20-byte sha, the inode number), CHUNK to a
+bytes object: about 100 bytes a file. Entries are decoded on lookup; nothing is lost (an entry that does not
 fit a record, or its note, is kept whole beside the records).
 
 Known is a read-only Mapping[str, tuple[int, Entry]] for those who read it; the store changes it
@@ -20,10 +20,12 @@ from typing import Any, TypeVar, overload
 
 from .state import ABSENT, Entry, EntryKind
 
-# seq, size, mtime_ns, perm, code (kind and flags), sha as 20 raw bytes
-_RECORD = struct.Struct("<qqqHB20s")
+# seq, size, mtime_ns, perm, code (kind and flags), sha as 20 raw bytes, inode number
+_RECORD = struct.Struct("<qqqHB20sq")
 _SIZE = _RECORD.size
 _STAT = struct.Struct("<qq")  # size and mtime_ns, at offset 8 of a record
+_INO = struct.Struct("<q")  # the inode number, last in a record
+_INO_AT = _SIZE - _INO.size
 _KINDS: tuple[EntryKind, ...] = ("absent", "file", "link", "skipped")
 _CODES: dict[str, int] = {kind: code for code, kind in enumerate(_KINDS)}
 _SHA, _NOTE, _WHOLE = 4, 8, 16  # flags: has a sha; has a note (in _notes); kept whole (in _whole)
@@ -126,13 +128,15 @@ class Known(Mapping[str, Value]):
                 at = ord(names[at + len(name) + 2])
         if at < 0:
             return default
-        seq, size, mtime, perm, code, sha = _unpack(folder.records[at // CHUNK], at % CHUNK * _SIZE)
+        seq, size, mtime, perm, code, sha, ino = _unpack(folder.records[at // CHUNK],
+                                                        at % CHUNK * _SIZE)
         if code == 0 and size == -1 and mtime == -1 and perm == 0:
             return seq, ABSENT
         if code & _WHOLE:
             return self._whole[path]
         return seq, _new_entry(Entry, (_KINDS[code & 3], sha.hex() if code & _SHA else "", perm,
-                                       size, mtime, self._notes[path] if code & _NOTE else ""))
+                                       size, mtime, self._notes[path] if code & _NOTE else "",
+                                       ino))
 
     def __getitem__(self, path: str) -> Value:
         found = self.get(path)
@@ -199,10 +203,10 @@ class Known(Mapping[str, Value]):
     def set(self, path: str, seq: int, entry: Entry) -> None:
         """Record path's latest entry (replacing what was known)."""
         self.put(path, seq, entry.kind, entry.sha, entry.perm, entry.size, entry.mtime_ns, entry.note,
-                 entry)
+                 entry.ino, entry)
 
     def put(self, path: str, seq: int, kind: str, sha: str, perm: int, size: int, mtime_ns: int,
-            note: str, entry: Entry | None = None) -> None:
+            note: str, ino: int = 0, entry: Entry | None = None) -> None:
         """set() from an entry's fields (as the manifest holds them), sparing an Entry per row."""
         code = _CODES.get(kind, -1)
         raw: bytes | None = _NO_SHA
@@ -210,10 +214,11 @@ class Known(Mapping[str, Value]):
             raw = _sha_bytes(sha)
             code |= _SHA
         if (code < 0 or raw is None or not 0 <= perm <= 0xFFFF
-                or not (_LOW <= seq <= _HIGH and _LOW <= size <= _HIGH and _LOW <= mtime_ns <= _HIGH)):
+                or not (_LOW <= seq <= _HIGH and _LOW <= size <= _HIGH and _LOW <= mtime_ns <= _HIGH
+                        and _LOW <= ino <= _HIGH)):
             # kept whole, its record a placeholder: nothing the record cannot hold is lost
-            self._whole[path] = (seq, entry or Entry(kind, sha, perm, size, mtime_ns, note))  # type: ignore[arg-type]
-            self._place(path, _RECORD.pack(0, 0, 0, 0, _WHOLE, _NO_SHA))
+            self._whole[path] = (seq, entry or Entry(kind, sha, perm, size, mtime_ns, note, ino))  # type: ignore[arg-type]
+            self._place(path, _RECORD.pack(0, 0, 0, 0, _WHOLE, _NO_SHA, 0))
             self._notes.pop(path, None)
             return
         if note:
@@ -223,17 +228,20 @@ class Known(Mapping[str, Value]):
             self._notes.pop(path, None)
         if self._whole:
             self._whole.pop(path, None)
-        self._place(path, _RECORD.pack(seq, size, mtime_ns, perm, code, raw))
+        self._place(path, _RECORD.pack(seq, size, mtime_ns, perm, code, raw, ino))
 
-    def refresh(self, path: str, size: int, mtime_ns: int) -> None:
+    def refresh(self, path: str, size: int, mtime_ns: int, ino: int) -> None:
         """New stat cache values for a known path whose content did not change (its seq stays)."""
         seq, entry = self[path]
-        if path in self._whole or not (_LOW <= size <= _HIGH and _LOW <= mtime_ns <= _HIGH):
-            self.set(path, seq, entry._replace(size=size, mtime_ns=mtime_ns))
+        if path in self._whole or not (_LOW <= size <= _HIGH and _LOW <= mtime_ns <= _HIGH
+                                       and _LOW <= ino <= _HIGH):
+            self.set(path, seq, entry._replace(size=size, mtime_ns=mtime_ns, ino=ino))
             return
         folder_path, _, name = path.rpartition("/")
         folder = self._folders[folder_path]
-        folder.replace(folder.find(name), 8, _STAT.pack(size, mtime_ns))
+        at = folder.find(name)
+        folder.replace(at, 8, _STAT.pack(size, mtime_ns))
+        folder.replace(at, _INO_AT, _INO.pack(ino))
 
     def _place(self, path: str, record: bytes) -> None:
         folder_path, _, name = path.rpartition("/")
@@ -263,14 +271,14 @@ def _sha_bytes(sha: str) -> bytes | None:
 
 
 def from_rows(rows: Iterable[tuple[Any, ...]]) -> Known:
-    """A Known from (path, seq, kind, sha, perm, size, mtime_ns, note) rows, read as they come.
-    A value of the wrong type raises ValueError or TypeError."""
+    """A Known from (path, seq, kind, sha, perm, size, mtime_ns, note, ino) rows, read as they
+    come. A value of the wrong type raises ValueError or TypeError."""
     known = Known()
     put = known.put
-    for path, seq, kind, sha, perm, size, mtime_ns, note in rows:
+    for path, seq, kind, sha, perm, size, mtime_ns, note, ino in rows:
         if type(path) is not str or type(kind) is not str or type(sha) is not str:
             raise TypeError(f"a text column holds {path!r}, {kind!r}, {sha!r}")
-        put(path, int(seq), kind, sha, int(perm), int(size), int(mtime_ns), str(note))
+        put(path, int(seq), kind, sha, int(perm), int(size), int(mtime_ns), str(note), int(ino))
     return known
 
 

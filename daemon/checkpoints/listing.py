@@ -1,7 +1,7 @@
 """The records of a tree that the full-scan fallback compares (see walk.py): listed in C by the
 native lister where it was built, else by GNU find, which prints the same records.
 
-A record is "type size mode mtime ./path" (a folder's is "d 0 0 0 ./path"), and a folder's
+A record is "type size mode mtime inode ./path" (a folder's is "d 0 0 0 ./path"), and a folder's
 contents come right after it. Given recent_ns, the record of a non-folder whose inode changed
 (ctime) at or after it starts with "+" (see walk.py).
 
@@ -30,7 +30,7 @@ except ImportError:  # not built: no C compiler at install, or not Linux
     native = None
 
 # find's -printf formats for the same records: the fields walk.expected() gives, then the path.
-PRINTF = "%y %s %m %T@ %p\\0"
+PRINTF = "%y %s %m %T@ %i %p\\0"
 RECENT_PRINTF = "+" + PRINTF
 FOLDER_PRINTF = "d 0 0 0 %p\\0"  # no size or mtime: adding a file leaves its folder's record alone
 UNLISTABLE_PRINTF = "u 0 0 0 %p\\0"  # what changed: a folder that cannot be listed

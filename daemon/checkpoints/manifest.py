@@ -28,13 +28,13 @@ CREATE TABLE IF NOT EXISTS checkpoints (
 CREATE TABLE IF NOT EXISTS entries (
     path TEXT NOT NULL, seq INTEGER NOT NULL, kind TEXT NOT NULL, sha TEXT NOT NULL,
     perm INTEGER NOT NULL, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, note TEXT NOT NULL,
-    PRIMARY KEY (path, seq)) WITHOUT ROWID;
+    ino INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (path, seq)) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS entries_by_seq ON entries (seq);
 CREATE INDEX IF NOT EXISTS entries_by_sha ON entries (sha) WHERE sha != '';
 CREATE TABLE IF NOT EXISTS inbox (sha TEXT PRIMARY KEY, data BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS kept_last (seq INTEGER PRIMARY KEY);
 """
-_ENTRY_COLUMNS = "kind, sha, perm, size, mtime_ns, note"
+_ENTRY_COLUMNS = "kind, sha, perm, size, mtime_ns, note, ino"
 
 
 class _Unknown:
@@ -95,7 +95,7 @@ class Draft:
     skipped: list[tuple[str, str]]
     entries: dict[str, Entry]
     backfill: list[str]  # paths now known to have been absent since the run_start checkpoint
-    stat_refresh: list[tuple[str, int, int, int]]  # (path, seq, size, mtime_ns) of unchanged files
+    stat_refresh: list[tuple[str, int, int, int, int]]  # (path, seq, size, mtime_ns, ino) of unchanged files
     bytes_added: int
     meta: dict[str, str]
     first_seen: list[tuple[str, int]] = field(default_factory=list)  # (path, ctime_ns), see commit
@@ -104,9 +104,9 @@ class Draft:
 
 
 def _entry(row: tuple[object, ...]) -> Entry:
-    kind, sha, perm, size, mtime_ns, note = row
+    kind, sha, perm, size, mtime_ns, note, ino = row
     return Entry(str(kind), str(sha), int(str(perm)), int(str(size)), int(str(mtime_ns)),  # type: ignore[arg-type]
-                 str(note))
+                 str(note), int(str(ino)))
 
 
 def _sql_error(exc: sqlite3.Error, path: Path) -> Exception:
@@ -149,17 +149,22 @@ class Manifest:
             self._db.execute("PRAGMA journal_size_limit=16777216")
             self._db.execute("PRAGMA wal_autocheckpoint=4096")
             self._db.executescript(_SCHEMA)
-            self._add_coverage_column()
+            self._add_columns()
         except sqlite3.Error as exc:
             raise _sql_error(exc, path) from exc
         self._check_identity(workspace)
         self._count_inbox()
 
-    def _add_coverage_column(self) -> None:
-        """Stores made before checkpoints said how they found changes lack the column."""
+    def _add_columns(self) -> None:
+        """Stores made before checkpoints said how they found changes lack that column, and
+        those made before entries kept inode numbers lack that one (0: not known, so the stat
+        cache of such an entry vouches for nothing and its file is read once more)."""
         columns = {str(r[1]) for r in self._db.execute("PRAGMA table_info(checkpoints)")}
         if "coverage" not in columns:
             self._db.execute("ALTER TABLE checkpoints ADD COLUMN coverage TEXT NOT NULL DEFAULT ''")
+        columns = {str(r[1]) for r in self._db.execute("PRAGMA table_info(entries)")}
+        if "ino" not in columns:
+            self._db.execute("ALTER TABLE entries ADD COLUMN ino INTEGER NOT NULL DEFAULT 0")
 
     def _check_identity(self, workspace: str) -> None:
         meta = self.meta()
@@ -361,19 +366,20 @@ class Manifest:
                  files, skipped, draft.coverage))
             seq = int(cur.lastrowid or 0)
             db.executemany(
-                f"INSERT INTO entries (path, seq, {_ENTRY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                f"INSERT INTO entries (path, seq, {_ENTRY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 ((p, seq, *e) for p, e in draft.entries.items()))  # a generator: no list of them all
             if draft.backfill and run_start is not None:
                 db.executemany(
                     f"INSERT OR IGNORE INTO entries (path, seq, {_ENTRY_COLUMNS})"
-                    " VALUES (?, ?, 'absent', '', 0, -1, -1, '')",
+                    " VALUES (?, ?, 'absent', '', 0, -1, -1, '', 0)",
                     ((p, run_start) for p in draft.backfill))
             if draft.inbox:
                 db.executemany("INSERT OR IGNORE INTO inbox (sha, data) VALUES (?, ?)", draft.inbox)
             self._backfill_present(db, seq, draft)
             if draft.stat_refresh:
-                db.executemany("UPDATE entries SET size = ?, mtime_ns = ? WHERE path = ? AND seq = ?",
-                               ((size, mtime, p, s) for p, s, size, mtime in draft.stat_refresh))
+                db.executemany(
+                    "UPDATE entries SET size = ?, mtime_ns = ?, ino = ? WHERE path = ? AND seq = ?",
+                    ((size, mtime, ino, p, s) for p, s, size, mtime, ino in draft.stat_refresh))
             start = run_start if run_start is not None else (seq if draft.complete else None)
             # the rows count too: names listed again and again in `skipped` grew the manifest
             # past the cap, and only blob bytes were counted towards a prune
@@ -410,10 +416,9 @@ class Manifest:
             at = bisect.bisect_right(floor, ctime)
             entry = draft.entries.get(path)
             if at < len(rows) and entry is not None:
-                backfill.append((path, int(rows[at][0]), entry.kind, entry.sha, entry.perm,
-                                 entry.size, entry.mtime_ns, entry.note))
+                backfill.append((path, int(rows[at][0]), *entry))
         db.executemany(f"INSERT OR IGNORE INTO entries (path, seq, {_ENTRY_COLUMNS}) "
-                       "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", backfill)
+                       "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", backfill)
 
     def _bump(self, bytes_added: int, meta: dict[str, str],
               current: dict[str, str] | None = None) -> dict[str, str]:
@@ -484,7 +489,7 @@ class Manifest:
         db.executemany("UPDATE entries SET seq = ? WHERE path = ? AND seq = ?",
                        ((before, path, seq) for path, kind in firsts if kind == "absent"))
         db.executemany(f"INSERT INTO entries (path, seq, {_ENTRY_COLUMNS})"
-                       " VALUES (?, ?, 'skipped', '', 0, -1, -1, ?)",
+                       " VALUES (?, ?, 'skipped', '', 0, -1, -1, ?, 0)",
                        ((path, before, NO_STATE_BEFORE) for path, kind in firsts
                         if kind != "absent"))
 

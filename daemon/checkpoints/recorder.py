@@ -47,7 +47,7 @@ class Changes:
     created: list[str] = field(default_factory=list)  # paths known absent since the run began
     first_seen: list[tuple[str, int]] = field(default_factory=list)  # (path, ctime) never seen before
     skipped: list[tuple[str, str]] = field(default_factory=list)
-    stat_refresh: list[tuple[str, int, int, int]] = field(default_factory=list)
+    stat_refresh: list[tuple[str, int, int, int, int]] = field(default_factory=list)
     data: dict[str, bytes] = field(default_factory=dict)  # content read, kept only for dry runs
     bytes_added: int = 0
     inbox: list[inbox.Row] = field(default_factory=list)  # new blobs for the manifest's inbox
@@ -127,7 +127,7 @@ class Recorder:
             return Observed(ABSENT, None, -1)
         if st.kind == "other":
             return Observed(Entry("skipped", perm=st.perm, size=st.size, mtime_ns=st.mtime_ns,
-                                  note="not a regular file"), None, st.ctime_ns)
+                                  note="not a regular file", ino=st.ino), None, st.ctime_ns)
         if trust_stat and known is not None and st.matches(known):
             return Observed(known, None, st.ctime_ns)
         if st.kind == "link":
@@ -139,7 +139,7 @@ class Recorder:
             data = os.fsencode(os.readlink(os.path.join(self._root, rel)))
         except (FileNotFoundError, NotADirectoryError, OSError):
             return Observed(ABSENT, None, -1)
-        entry = Entry("link", data_sha(data), 0, st.size, _cache_mtime(st.mtime_ns))
+        entry = Entry("link", data_sha(data), 0, st.size, _cache_mtime(st.mtime_ns), ino=st.ino)
         return Observed(entry, data, st.ctime_ns)
 
     def _observe_file(self, rel: str, st: DiskStat) -> Observed:
@@ -151,7 +151,8 @@ class Recorder:
             return Observed(ABSENT, None, -1)
         except OSError as exc:
             return Observed(Entry("skipped", perm=st.perm, size=st.size, mtime_ns=st.mtime_ns,
-                                  note=f"unreadable: {exc.strerror}"), None, st.ctime_ns)
+                                  note=f"unreadable: {exc.strerror}", ino=st.ino), None,
+                            st.ctime_ns)
         try:
             now = to_disk_stat(os.fstat(fd))
             if now.kind != "file":
@@ -167,7 +168,7 @@ class Recorder:
         if len(data) > self._max:
             return Observed(self._too_big(now), None, now.ctime_ns)
         entry = Entry("file", data_sha(data), now.perm, len(data),
-                      _cache_mtime(now.mtime_ns))
+                      _cache_mtime(now.mtime_ns), ino=now.ino)
         return Observed(entry, data, now.ctime_ns)
 
     def _read(self, fd: int, size: int) -> bytes:
@@ -190,7 +191,7 @@ class Recorder:
 
     def _too_big(self, st: DiskStat) -> Entry:
         return Entry("skipped", perm=st.perm, size=st.size, mtime_ns=st.mtime_ns,
-                     note=f"over {size_text(self._max)} size cap")
+                     note=f"over {size_text(self._max)} size cap", ino=st.ino)
 
     def record(
         self,
@@ -250,8 +251,9 @@ class Recorder:
         if seen is None and entry.kind == "absent" and not wanted:
             return False
         if seen is not None and entry.same_state(seen[1]):
-            if (entry.size, entry.mtime_ns) != (seen[1].size, seen[1].mtime_ns):
-                changes.stat_refresh.append((rel, seen[0], entry.size, entry.mtime_ns))
+            if (entry.size, entry.mtime_ns, entry.ino) != (seen[1].size, seen[1].mtime_ns,
+                                                           seen[1].ino):
+                changes.stat_refresh.append((rel, seen[0], entry.size, entry.mtime_ns, entry.ino))
             if wanted:
                 changes.entries[rel] = entry
                 if entry.kind == "skipped":

@@ -305,7 +305,7 @@ class CheckpointStore:
             for path in found:
                 seen = self._known.get(path)
                 if seen is not None and seen[1].mtime_ns >= 0:
-                    self._known.refresh(path, seen[1].size, -1)  # vouches for nothing now
+                    self._known.refresh(path, seen[1].size, -1, seen[1].ino)  # vouches for nothing now
             self._capturer.recorded(found)
             if self._tracker is not None:
                 self._tracker.add(found)
@@ -513,8 +513,8 @@ class CheckpointStore:
         known = self._known
         for path, entry in changes.entries.items():
             known.set(path, seq, entry)
-        for path, _seq, size, mtime in changes.stat_refresh:
-            known.refresh(path, size, mtime)
+        for path, _seq, size, mtime, ino in changes.stat_refresh:
+            known.refresh(path, size, mtime, ino)
         self._generation = self._manifest.committed_generation
         self._capturer.recorded(changes.entries)
         self._capturer.recorded(path for path, *_ in changes.stat_refresh)
@@ -653,11 +653,11 @@ def _ignore_rules(root: str, policy: Callable[[], PolicyRules] | None, skip: lis
     return CheckpointIgnore(root, lambda rel: policy().ignores(rel), skip, lambda: policy_key(policy()))
 
 
-def _forget_stat(paths: Iterable[str], known: Known) -> list[tuple[str, int, int, int]]:
+def _forget_stat(paths: Iterable[str], known: Known) -> list[tuple[str, int, int, int, int]]:
     """Stat refreshes that drop the stat cache (mtime -1) of these known files and links, so
     that they are read when next seen (Capture.hidden)."""
     found = ((p, known.get(p)) for p in paths)
-    return [(p, seen[0], seen[1].size, -1) for p, seen in found
+    return [(p, seen[0], seen[1].size, -1, seen[1].ino) for p, seen in found
             if seen is not None and seen[1].kind in ("file", "link") and seen[1].mtime_ns >= 0]
 
 

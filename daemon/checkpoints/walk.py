@@ -2,7 +2,7 @@
 
 A Python walk pays an interpreter round trip per file (scandir entry, lstat, ignore check); at
 50k files that made the fallback slower than `git add -A`. Here the tree is listed as one record
-per entry, "type size mode mtime ./path" (see listing.py), and Python compares records, not files
+per entry, "type size mode mtime inode ./path" (see listing.py), and Python compares records, not files
 (a record whole: one string comparison or set lookup per unchanged file, no numbers parsed):
 
 - the first walk (and any walk after the ignore rules changed) compares each record with the
@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 from .ignore import CheckpointIgnore, Frame, rules_digest
 from .listing import list_records
-from .state import DiskStat, Entry, lstat
+from .state import INO_BITS, DiskStat, Entry, lstat
 
 MAX_PRUNED = 64  # ignored folders left out of a listing; past that, find's per-entry tests cost more
 Known = Mapping[str, tuple[int, Entry]]
@@ -226,10 +226,10 @@ class RecordWalker:
 
 
 def expected(entry: Entry) -> str:
-    """The "type size mode mtime" text listed for a path that the entry's stat cache
+    """The "type size mode mtime inode" text listed for a path that the entry's stat cache
     vouches for; "" (which no record holds) when it cannot vouch."""
     mtime = entry.mtime_ns
-    if mtime < 0:
+    if mtime < 0 or entry.ino == 0:
         return ""
     if entry.kind == "link":
         kind, mode = "l", "777"
@@ -237,4 +237,5 @@ def expected(entry: Entry) -> str:
         kind, mode = "f", f"{entry.perm:o}"
     else:
         return ""
-    return f"{kind} {entry.size} {mode} {mtime // 1_000_000_000}.{mtime % 1_000_000_000:09d}0"
+    return (f"{kind} {entry.size} {mode} {mtime // 1_000_000_000}.{mtime % 1_000_000_000:09d}0"
+            f" {entry.ino & INO_BITS}")

@@ -34,10 +34,12 @@ def make(path: Path, files: int, checkpoints: int) -> None:
             "INSERT INTO checkpoints (seq, created_ns, clock_ns, label, kind, complete, files,"
             " skipped, coverage) VALUES (?, 0, 0, 'x', 'command', 1, '[]', '[]', '')",
             ((seq,) for seq in range(1, checkpoints + 1)))
-        db.executemany("INSERT INTO entries VALUES (?, 1, 'file', ?, 420, 1000, 0, '')",
+        db.executemany("INSERT INTO entries (path, seq, kind, sha, perm, size, mtime_ns, note)"
+                       " VALUES (?, 1, 'file', ?, 420, 1000, 0, '')",
                        ((name(i), sha(str(i))) for i in range(files)))
         db.executemany(
-            "INSERT OR IGNORE INTO entries VALUES (?, ?, 'file', ?, 420, 50000, 0, '')",
+            "INSERT OR IGNORE INTO entries (path, seq, kind, sha, perm, size, mtime_ns, note)"
+            " VALUES (?, ?, 'file', ?, 420, 50000, 0, '')",
             ((name((seq * 7919 + j * 104729) % files), seq, sha(f"{seq}-{j}"))
              for seq in range(2, checkpoints + 1) for j in range(5)))
     manifest.close()

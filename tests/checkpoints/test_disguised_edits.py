@@ -10,6 +10,8 @@ tree: the native lister, GNU find, and the Python walk.
 from __future__ import annotations
 
 import os
+import shutil
+import sqlite3
 import time
 from pathlib import Path
 
@@ -160,3 +162,53 @@ def test_a_disguised_edit_between_the_warm_ups_read_and_its_baseline_is_recorded
     store.create(None, label="before a command")
     store.restore(baseline.id)
     assert (ws / "src/app.py").read_text() == "print('HI')\n"  # what the baseline saw
+
+
+def test_a_folder_swapped_in_whole_is_read_though_its_files_look_unchanged(
+        ws: Path, make_store: StoreFactory, lister: str) -> None:
+    """An agent copies src/ into an ignored folder, edits a copy in disguise, waits out a whole
+    checkpoint (which moves the ctime window past the copy) and renames the copy over src/: a
+    rename changes the folder's ctime, not its files'. The copies are other inodes, which the
+    stat cache keeps, so the scan reads them."""
+    os.utime(ws / "src/app.py", ns=(HOUR_AGO, HOUR_AGO))
+    store = make_store(ws, watch=False)
+    baseline = store.create(None, label="before the agent")
+    shutil.copytree(ws / "src", ws / "build/src", copy_function=shutil.copy2)
+    disguised_edit(ws, "build/src/app.py", "print('HI')\n")
+    time.sleep(1.2)  # past the window's second
+    store.create(None, label="an idle command")
+    os.rename(ws / "src", ws / "build/old")
+    os.rename(ws / "build/src", ws / "src")
+    after = store.create(None, label="after the agent")
+    assert "src/app.py" in after.files
+    assert [d.path for d in store.diff(baseline.id, against="current")] == ["src/app.py"]
+    store.restore(baseline.id)
+    assert (ws / "src/app.py").read_text() == "print('hi')\n"
+
+
+def test_a_store_made_before_inode_numbers_reads_its_files_once_then_trusts_them(
+        ws: Path, make_store: StoreFactory) -> None:
+    """Entries recorded before the stat cache kept inode numbers vouch for nothing: the first
+    scan after the upgrade reads their files (a folder swapped in meanwhile included), then
+    keeps their inode numbers."""
+    os.utime(ws / "src/app.py", ns=(HOUR_AGO, HOUR_AGO))
+    store = make_store(ws, watch=False)
+    baseline = store.create(None, label="before the agent")
+    shutil.copytree(ws / "src", ws / "build/src", copy_function=shutil.copy2)
+    disguised_edit(ws, "build/src/app.py", "print('HI')\n")
+    time.sleep(1.2)  # past the window's second
+    store.create(None, label="an idle command")
+    store.close()
+    manifest = store.state_dir / "manifest.sqlite3"
+    with sqlite3.connect(manifest) as db:
+        db.execute("ALTER TABLE entries DROP COLUMN ino")  # as an older intentd left it
+    os.rename(ws / "src", ws / "build/old")
+    os.rename(ws / "build/src", ws / "src")
+    store = make_store(ws, watch=False)
+    assert "src/app.py" in store.create(None, label="after the upgrade").files
+    store.restore(baseline.id)
+    assert (ws / "src/app.py").read_text() == "print('hi')\n"
+    with sqlite3.connect(manifest) as db:
+        unknown = db.execute("SELECT COUNT(*) FROM entries e WHERE ino = 0 AND kind = 'file' AND"
+                             " seq = (SELECT MAX(seq) FROM entries f WHERE f.path = e.path)")
+        assert unknown.fetchone() == (0,), "every file's latest entry holds its inode number"

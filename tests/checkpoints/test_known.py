@@ -57,19 +57,19 @@ def test_updates_replace_and_refreshes_keep_the_seq() -> None:
     known.set("big.bin", 21, Entry("file", "b" * 40, 0o644, 3, 4))  # note dropped with the skip
     known.set("odd/sha.txt", 22, Entry("file", SHA, 0o644, 1, 2))  # now fits a record
     known.set("bin/run", 23, Entry("skipped", "", 0o755, 1, 1, "unreadable: denied"))
-    known.refresh("link", 99, 1_800_000_000_000_000_000)
-    known.refresh("odd/huge.txt", 5, 6)
-    known.refresh("bin/run", 2, 3)
+    known.refresh("link", 99, 1_800_000_000_000_000_000, 7)
+    known.refresh("odd/huge.txt", 5, 6, 2**63 - 1)
+    known.refresh("bin/run", 2, 3, -5)  # an inode number past 2**63, as SQLite keeps it
     expect = dict(KINDS)
     expect["src/app.py"] = (20, ABSENT)
     expect["big.bin"] = (21, Entry("file", "b" * 40, 0o644, 3, 4))
     expect["odd/sha.txt"] = (22, Entry("file", SHA, 0o644, 1, 2))
-    expect["bin/run"] = (23, Entry("skipped", "", 0o755, 2, 3, "unreadable: denied"))
-    expect["link"] = (5, Entry("link", "a" * 40, 0, 99, 1_800_000_000_000_000_000))
-    expect["odd/huge.txt"] = (10, Entry("file", SHA, 0o644, 5, 6))
+    expect["bin/run"] = (23, Entry("skipped", "", 0o755, 2, 3, "unreadable: denied", -5))
+    expect["link"] = (5, Entry("link", "a" * 40, 0, 99, 1_800_000_000_000_000_000, ino=7))
+    expect["odd/huge.txt"] = (10, Entry("file", SHA, 0o644, 5, 6, ino=2**63 - 1))
     assert dict(known.items()) == expect and len(known) == len(KINDS)
     with pytest.raises(KeyError):
-        known.refresh("never/seen.txt", 1, 2)
+        known.refresh("never/seen.txt", 1, 2, 3)
     with pytest.raises(ValueError):
         known.set("folder/", 1, ABSENT)
 
@@ -103,15 +103,16 @@ def test_a_large_folder_and_many_folders_keep_every_entry_apart() -> None:
 
 def test_the_manifest_builds_it_from_every_paths_latest_entry(tmp_path: Path) -> None:
     manifest = Manifest(tmp_path / "m.sqlite3", "/ws")
-    rows = [("a.txt", 1, "file", SHA, 0o644, 1, 2, ""), ("a.txt", 3, "absent", "", 0, -1, -1, ""),
-            ("b/c.txt", 2, "skipped", "", 0o600, 9, 9, "too big"),
-            ("b/c.txt", 1, "file", "e" * 40, 0o644, 1, 1, "")]
+    rows = [("a.txt", 1, "file", SHA, 0o644, 1, 2, "", 5),
+            ("a.txt", 3, "absent", "", 0, -1, -1, "", 0),
+            ("b/c.txt", 2, "skipped", "", 0o600, 9, 9, "too big", 12),
+            ("b/c.txt", 1, "file", "e" * 40, 0o644, 1, 1, "", 11)]
     with manifest.transaction() as db:
-        db.executemany("INSERT INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
+        db.executemany("INSERT INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
     assert dict(manifest.known().items()) == {
-        "a.txt": (3, ABSENT), "b/c.txt": (2, Entry("skipped", "", 0o600, 9, 9, "too big"))}
+        "a.txt": (3, ABSENT), "b/c.txt": (2, Entry("skipped", "", 0o600, 9, 9, "too big", 12))}
     with manifest.transaction() as db:  # a damaged row is a corrupt store, not a crash
-        db.execute("INSERT INTO entries VALUES ('d', 'x', 'file', '', 0, 0, 0, '')")
+        db.execute("INSERT INTO entries VALUES ('d', 'x', 'file', '', 0, 0, 0, '', 0)")
     with pytest.raises(CorruptStore):
         manifest.known()
     manifest.close()
@@ -126,8 +127,8 @@ def test_packed_and_unpacked_it_holds_the_same_and_still_changes() -> None:
     assert dict(copy.items()) == dict(known.items()) and len(copy) == len(known)
     copy.set("many/f3", 99, ABSENT)
     copy.set("many/new", 100, ABSENT)
-    copy.refresh("odd/huge.txt", 1, 1)
-    copy.refresh("big.bin", 5, 5)
+    copy.refresh("odd/huge.txt", 1, 1, 0)
+    copy.refresh("big.bin", 5, 5, 0)
     assert copy["many/f3"] == (99, ABSENT) and copy["many/new"] == (100, ABSENT)
     assert copy["odd/huge.txt"] == (10, KINDS["odd/huge.txt"][1]._replace(size=1, mtime_ns=1))
     assert copy["big.bin"][1].note == "over 5 MiB size cap" and copy["big.bin"][1].size == 5

@@ -70,7 +70,7 @@ def recorded(root: Path, paths: Iterator[str] | set[str]) -> dict[str, tuple[int
     for rel in paths:
         st = to_disk_stat(os.lstat(root / rel))
         known[rel] = (1, Entry("link" if st.kind == "link" else "file", "0" * 40, st.perm,
-                               st.size, st.mtime_ns))
+                               st.size, st.mtime_ns, ino=st.ino))
     return known
 
 
