@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import random
 import sqlite3
+import sys
 from pathlib import Path
 
 import pytest
 
+from intentd.daemon.checkpoints import known as known_module
 from intentd.daemon.checkpoints.errors import CorruptStore
 from intentd.daemon.checkpoints.known import SMALL, Known, from_mapping
 from intentd.daemon.checkpoints.manifest import Manifest
@@ -133,3 +135,11 @@ def test_packed_and_unpacked_it_holds_the_same_and_still_changes() -> None:
     assert copy["odd/huge.txt"] == (10, KINDS["odd/huge.txt"][1]._replace(size=1, mtime_ns=1))
     assert copy["big.bin"][1].note == "over 5 MiB size cap" and copy["big.bin"][1].size == 5
     assert known["many/f3"] == (3, Entry("file", SHA, 0o644, 3, 3))  # the original is apart
+
+
+def test_a_chunk_of_records_is_a_small_object() -> None:
+    """Chunks past CPython's small-object limit come from the C heap, which a full scan's
+    garbage keeps from going back to the system: the daemon stayed 11 MiB bigger at 500k files
+    when the inode number made ten records too many for one."""
+    full = bytes(known_module.CHUNK * known_module._SIZE)
+    assert sys.getsizeof(full) <= 512
