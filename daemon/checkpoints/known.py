@@ -4,8 +4,8 @@ A dict of Entry objects costs about 600 bytes a file (the path, a tuple, the Ent
 field objects, the dict slot), and the daemon keeps one per workspace for as long as it runs:
 300 MB at 500k files. Here each folder keeps its file names in one string and their entries as
 fixed-size records (seq, size, mtime, perm, kind, the 20-byte sha, the inode number), CHUNK to a
-bytes object: about 100 bytes a file. Entries are decoded on lookup; nothing is lost (an entry that does not
-fit a record, or its note, is kept whole beside the records).
+bytes object: about 100 bytes a file. Entries are decoded on lookup; nothing is lost (an entry
+that does not fit a record, or its note, is kept whole beside the records).
 
 Known is a read-only Mapping[str, tuple[int, Entry]] for those who read it; the store changes it
 with set() and refresh().

@@ -35,13 +35,6 @@ CREATE TABLE IF NOT EXISTS inbox (sha TEXT PRIMARY KEY, data BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS kept_last (seq INTEGER PRIMARY KEY);
 """
 _ENTRY_COLUMNS = "kind, sha, perm, size, mtime_ns, note, ino"
-
-
-class _Unknown:
-    """Not read yet (None is a real answer: no checkpoint)."""
-
-
-UNKNOWN = _Unknown()
 _ROW_COLUMNS = "seq, created_ns, clock_ns, label, kind, complete, files, skipped, coverage"
 _BRIEF_COLUMNS = "seq, created_ns, clock_ns, label, kind, complete, '[]', '[]', coverage"
 _CHUNK = 500
@@ -50,6 +43,12 @@ NO_STATE_BEFORE = "no state known: the checkpoint after it that saved it was pru
 # What one entry row costs the manifest, roughly, for the store's size estimate.
 ENTRY_ROW_BYTES = 100
 
+
+class _Unknown:
+    """Not read yet (None is a real answer: no checkpoint)."""
+
+
+UNKNOWN = _Unknown()
 
 @dataclass
 class Holdings:
