@@ -21,7 +21,7 @@ from dulwich.repo import Repo
 
 from intentd.daemon.utils.statedir import PRIVATE_DIR, make_tree_private
 
-from .errors import CorruptStore, DiskFull
+from .errors import CheckpointError, CorruptStore, DiskFull
 
 if TYPE_CHECKING:  # a NewType in recent dulwich only; plain bytes at run time
     from dulwich.objects import ObjectID
@@ -80,13 +80,21 @@ def disk_usage(path: str) -> int:
         return 0
 
 
+def _unless_missing(error: OSError) -> None:
+    """os.walk's onerror: a folder it cannot read is not an empty one."""
+    if not isinstance(error, FileNotFoundError):
+        raise error
+
+
 def _make_repository(git_dir: Path) -> None:
     """A new bare repository, made beside its place and renamed into it: an init cut short (the
     daemon stopped while a store opened) left a folder that every later init failed on
     (`branches` exists), and with it every checkpoint of the workspace. Such a folder holds no
     object (they come after the init): it is replaced; one that holds files is not touched."""
+    if git_dir.is_symlink() or (git_dir.exists() and not git_dir.is_dir()):
+        raise CorruptStore(f"{git_dir} is not a folder; move it aside to start a new store")
     if git_dir.exists():
-        if any(files for _, _, files in os.walk(git_dir / "objects")):
+        if any(files for _, _, files in os.walk(git_dir / "objects", onerror=_unless_missing)):
             raise CorruptStore(f"{git_dir} is not a whole git repository but holds objects; "
                                "move it aside to start a new store")
         shutil.rmtree(git_dir)
@@ -109,7 +117,11 @@ class BlobStore:
         self._objects_dir = git_dir / "objects"
         self._pack_dir = self._objects_dir / "pack"
         if not self._pack_dir.is_dir():
-            _make_repository(git_dir)
+            try:
+                _make_repository(git_dir)
+            except OSError as exc:
+                raise CheckpointError(f"cannot make the checkpoint store's repository {git_dir}:"
+                                      f" {exc.strerror or exc}") from exc
         self._objects = DiskObjectStore(str(self._objects_dir))
         self.loose_count = sum(1 for _ in self._loose_files())
         self._made: set[str] = set()  # loose-object folders known to exist (never removed)

@@ -493,3 +493,21 @@ def test_a_half_made_repository_that_holds_objects_is_left_alone(
     with pytest.raises(CorruptStore, match="move it aside"):
         make_store(ws, state_dir=tmp_path / "state")
     assert (loose / "cdef").read_bytes() == b"someone's object"
+
+
+@pytest.mark.parametrize("what", ["symlink", "file"])
+def test_something_else_where_the_repository_goes_is_named_not_removed(
+        ws: Path, make_store: StoreFactory, tmp_path: Path, what: str) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "keep.txt").write_text("kept\n")
+    git = tmp_path / "state" / "git"
+    git.parent.mkdir(parents=True)
+    if what == "symlink":
+        git.symlink_to(elsewhere)
+    else:
+        git.write_text("not a folder\n")
+    with pytest.raises(CorruptStore, match="not a folder"):
+        make_store(ws, state_dir=tmp_path / "state")
+    assert (elsewhere / "keep.txt").read_text() == "kept\n"
+    assert git.is_symlink() if what == "symlink" else git.read_text() == "not a folder\n"
