@@ -93,7 +93,7 @@ def _make_repository(git_dir: Path) -> None:
     object (they come after the init): it is replaced; one that holds files is not touched."""
     if git_dir.is_symlink() or (git_dir.exists() and not git_dir.is_dir()):
         raise CorruptStore(f"{git_dir} is not a folder; move it aside to start a new store")
-    if git_dir.exists():
+    if git_dir.is_dir():
         if any(files for _, _, files in os.walk(git_dir / "objects", onerror=_unless_missing)):
             raise CorruptStore(f"{git_dir} is not a whole git repository but holds objects; "
                                "move it aside to start a new store")

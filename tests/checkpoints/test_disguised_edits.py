@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from intentd.daemon.checkpoints import listing
+from intentd.daemon.checkpoints import CheckpointStore, listing
 
 from .conftest import StoreFactory, write
 from .test_watch_limits import in_namespace
@@ -31,6 +31,27 @@ def disguised_edit(ws: Path, rel: str, text: str) -> None:
     assert len(text) == before.st_size
     write(ws, rel, text)
     os.utime(ws / rel, ns=(before.st_atime_ns, before.st_mtime_ns))
+
+
+def recorded_and_undone(ws: Path, store: CheckpointStore, baseline: str) -> None:
+    """The next command checkpoint records the disguised edit of src/app.py, and restoring the
+    baseline brings the person's text back."""
+    after = store.create(None, label="after the agent")
+    assert "src/app.py" in after.files
+    assert [d.path for d in store.diff(baseline, against="current")] == ["src/app.py"]
+    store.restore(baseline)
+    assert (ws / "src/app.py").read_text() == "print('hi')\n"
+
+
+def copy_with_a_disguised_edit(ws: Path) -> None:
+    """src/ copied into the ignored build/, its app.py edited in disguise there."""
+    shutil.copytree(ws / "src", ws / "build/src", copy_function=shutil.copy2)
+    disguised_edit(ws, "build/src/app.py", "print('HI')\n")
+
+
+def swap_the_copy_in(ws: Path) -> None:
+    os.rename(ws / "src", ws / "build/old")
+    os.rename(ws / "build/src", ws / "src")
 
 
 @pytest.fixture(params=["native", "find", "python"])
@@ -51,11 +72,7 @@ def test_a_scan_without_a_watcher_records_a_disguised_edit(
     baseline = store.create(None, label="before the agent")
     store.create(None, label="an idle command")  # a remembering walk settles every record
     disguised_edit(ws, "src/app.py", "print('HI')\n")
-    after = store.create(None, label="after the agent")
-    assert "src/app.py" in after.files
-    assert [d.path for d in store.diff(baseline.id, against="current")] == ["src/app.py"]
-    store.restore(baseline.id)
-    assert (ws / "src/app.py").read_text() == "print('hi')\n"
+    recorded_and_undone(ws, store, baseline.id)
 
 
 def test_a_file_tool_checkpoint_between_does_not_hide_an_earlier_disguised_edit(
@@ -173,17 +190,11 @@ def test_a_folder_swapped_in_whole_is_read_though_its_files_look_unchanged(
     os.utime(ws / "src/app.py", ns=(HOUR_AGO, HOUR_AGO))
     store = make_store(ws, watch=False)
     baseline = store.create(None, label="before the agent")
-    shutil.copytree(ws / "src", ws / "build/src", copy_function=shutil.copy2)
-    disguised_edit(ws, "build/src/app.py", "print('HI')\n")
+    copy_with_a_disguised_edit(ws)
     time.sleep(1.2)  # past the window's second
     store.create(None, label="an idle command")
-    os.rename(ws / "src", ws / "build/old")
-    os.rename(ws / "build/src", ws / "src")
-    after = store.create(None, label="after the agent")
-    assert "src/app.py" in after.files
-    assert [d.path for d in store.diff(baseline.id, against="current")] == ["src/app.py"]
-    store.restore(baseline.id)
-    assert (ws / "src/app.py").read_text() == "print('hi')\n"
+    swap_the_copy_in(ws)
+    recorded_and_undone(ws, store, baseline.id)
 
 
 def test_a_store_made_before_inode_numbers_reads_its_files_once_then_trusts_them(
@@ -194,16 +205,14 @@ def test_a_store_made_before_inode_numbers_reads_its_files_once_then_trusts_them
     os.utime(ws / "src/app.py", ns=(HOUR_AGO, HOUR_AGO))
     store = make_store(ws, watch=False)
     baseline = store.create(None, label="before the agent")
-    shutil.copytree(ws / "src", ws / "build/src", copy_function=shutil.copy2)
-    disguised_edit(ws, "build/src/app.py", "print('HI')\n")
+    copy_with_a_disguised_edit(ws)
     time.sleep(1.2)  # past the window's second
     store.create(None, label="an idle command")
     store.close()
     manifest = store.state_dir / "manifest.sqlite3"
     with sqlite3.connect(manifest) as db:
         db.execute("ALTER TABLE entries DROP COLUMN ino")  # as an older intentd left it
-    os.rename(ws / "src", ws / "build/old")
-    os.rename(ws / "build/src", ws / "src")
+    swap_the_copy_in(ws)
     store = make_store(ws, watch=False)
     assert "src/app.py" in store.create(None, label="after the upgrade").files
     store.restore(baseline.id)
