@@ -7,7 +7,8 @@ import itertools
 import logging
 import threading
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -406,6 +407,24 @@ class Engine:
                 with self._lock:
                     self._stores[workspace.root_str] = store
             return store
+
+    @contextmanager
+    def held_if_idle(self, workspace: Workspace) -> Iterator[bool]:
+        """What a brief call's work in `workspace` could wait for (its ledger, its checkpoint
+        store), held only if that waits for no one now; False while one is still to be opened
+        (opening is not brief)."""
+        with self._lock:
+            ledger = self._ledgers.get(workspace.root_str)
+            store = self._stores.get(workspace.root_str) if self.use_checkpoints else None
+        if ledger is None or (self.use_checkpoints and store is None):
+            yield False
+            return
+        with ledger.held_if_free() as held:
+            if not held or store is None:
+                yield held
+                return
+            with store.held_if_idle() as idle:
+                yield idle
 
     # -- recording -----------------------------------------------------------------------------
 

@@ -6,6 +6,7 @@ import asyncio
 import json
 import logging
 from dataclasses import fields
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -77,9 +78,12 @@ class DaemonCore:
         return QueueApprover(self.approvals, lambda: self.stopping, timeout, native_prompt)
 
     async def offload(self, need: BlockingWork) -> Outcome:
-        """A lifecycle's blocking work on a tool thread, counted against its session."""
-        outcome: Outcome = await self.threads.run(need.ev.ctx.session.id, need.work,
-                                                  brief=need.ev.ctx.brief)
+        """A lifecycle's blocking work on a tool thread, counted against its session (brief
+        work on the loop's thread when it waits for no one: ToolThreads.run)."""
+        session = need.ev.ctx.session
+        outcome: Outcome = await self.threads.run(
+            session.id, need.work, brief=need.ev.ctx.brief,
+            claim=partial(self.engine.held_if_idle, session.workspace))
         return outcome
 
     async def in_thread(self, fn: Any, *args: Any, brief: bool = False) -> Any:
@@ -87,8 +91,10 @@ class DaemonCore:
         runs no program (ToolThreads.run)."""
         session = next((a.ctx.session if isinstance(a, Evaluation) else a for a in args
                         if isinstance(a, Evaluation | Session)), None)
-        return await self.threads.run(session.id if session else "daemon", fn, *args,
-                                      brief=brief)
+        if session is None:
+            return await self.threads.run("daemon", fn, *args, brief=brief)
+        return await self.threads.run(session.id, fn, *args, brief=brief,
+                                      claim=partial(self.engine.held_if_idle, session.workspace))
 
     # -- events --------------------------------------------------------------------------------
 

@@ -1,5 +1,6 @@
-"""Writes to different workspaces do not wait for each other: a workspace whose ledger another
-process holds locked stops its own writes only."""
+"""Writes to different workspaces do not wait for each other: a workspace whose ledger or
+checkpoint store another process holds locked stops its own writes only (brief work runs on the
+daemon's event loop only when it waits for no one)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from intentd.daemon import protocol
 from intentd.daemon.client import Client
@@ -47,23 +50,24 @@ def opened(client: Client, workspace: Path) -> str:
     return session
 
 
-def test_a_workspace_held_up_by_its_ledger_holds_up_no_other(daemon: DaemonProcess,
-                                                             tmp_path: Path) -> None:
+@pytest.mark.parametrize("lock", ["ledger.lock", "checkpoints/lock"])
+def test_a_workspace_held_up_by_its_ledger_or_store_holds_up_no_other(
+        daemon: DaemonProcess, tmp_path: Path, lock: str) -> None:
     held_ws, free_ws = (make_workspace(tmp_path / name, make_intent(owned_scope=["**"]),
                                        policy=POLICY) for name in ("held", "free"))
     with Client(daemon.socket_path, timeout=30) as held_client, \
             Client(daemon.socket_path, timeout=30) as free_client:
         held, free = opened(held_client, held_ws), opened(free_client, free_ws)
-        gated_write(held_client, held, held_ws, "first.txt")  # both ledgers open
+        gated_write(held_client, held, held_ws, "first.txt")  # both ledgers and stores open
         gated_write(free_client, free, free_ws, "first.txt")
-        lock_file = next(p for p in daemon.state_dir.rglob("ledger.lock") if "held" in str(p))
+        lock_file = next(p for p in daemon.state_dir.rglob(lock) if "held" in str(p))
         finished: list[Any] = []
         waiting = threading.Thread(
             target=lambda: finished.append(gated_write(held_client, held, held_ws, "second.txt")))
-        with locked(lock_file):  # another writer of that ledger
+        with locked(lock_file):  # another writer of that ledger, a `restore` of that store
             waiting.start()
             time.sleep(0.3)
-            assert not finished  # its intent line cannot be written: it waits, unrun
+            assert not finished  # its intent line or checkpoint cannot be written: it waits, unrun
             started = time.monotonic()
             for n in range(5):
                 gated_write(free_client, free, free_ws, f"free-{n}.txt")
