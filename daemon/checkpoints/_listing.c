@@ -18,7 +18,12 @@
  *
  * Given a recent time (recent_ns) in a full listing, the record of a non-folder whose inode
  * changed at or after it starts with "+": the stat cache cannot vouch for it, since an agent
- * can set size and mtime back but not the change time.
+ * can set size and mtime back but not the change time. So does every record beneath a folder
+ * on another device than its parent (a btrfs or bcachefs subvolume, a mount) when its parent
+ * changed at or after it: a subvolume put in place by a snapshot, or renamed into place, keeps
+ * its files' inode numbers and change times, and its device number may be one a removed
+ * subvolume had; only the folder it was put into shows the change. Each folder then costs an
+ * fstat too.
  *
  * Given a change time (since_ns), only the entries that are not folders and whose inode
  * changed at or after it (st_ctim) are listed: the scope audit's look for writes that no
@@ -75,6 +80,9 @@ typedef struct {
     int depth;             /* folders open above the one being listed */
     long long since;       /* list only non-folders changed at or after this (ns); -1: all */
     long long recent;      /* mark non-folders changed at or after this (ns) with "+"; -1: none */
+    dev_t dev;             /* with recent: the device of the folder being listed */
+    long long changed;     /* with recent: its change time (ns) */
+    int all_recent;        /* with recent: everything beneath is marked (a subvolume put in) */
 } Lister;
 
 static int reserve(Lister *l, size_t more) {
@@ -148,7 +156,7 @@ static void put_entry(Lister *l, size_t end, const struct stat *st) {
     if (!reserve(l, end + 120))
         return;
     char *start = l->out.data + l->out.len, *at = start;
-    if (l->recent >= 0 && ctime_ns(st) >= l->recent)
+    if (l->recent >= 0 && (l->all_recent || ctime_ns(st) >= l->recent))
         *at++ = '+';
     *at++ = kind_of(st->st_mode);
     *at++ = ' ';
@@ -250,9 +258,26 @@ static void list_entry(Lister *l, int dirfd, size_t start, size_t end, unsigned 
             put_marked(l, end, 'u');  /* what changed in it, the caller asks for by name */
         return;  /* unreadable, or replaced since: listed, its contents not (as find does) */
     }
+    dev_t dev = l->dev;
+    long long changed = l->changed;
+    int all_recent = l->all_recent;
+    if (l->recent >= 0) {
+        struct stat folder;
+        if (fstat(fd, &folder) != 0) {
+            l->all_recent = 1;  /* its device unknown: nothing beneath can be vouched for */
+        } else {
+            if (folder.st_dev != dev && changed >= l->recent)
+                l->all_recent = 1;
+            l->dev = folder.st_dev;
+            l->changed = ctime_ns(&folder);
+        }
+    }
     l->depth++;
     list_folder(l, fd, end);
     l->depth--;
+    l->dev = dev;
+    l->changed = changed;
+    l->all_recent = all_recent;
     close(fd);
 }
 
@@ -367,6 +392,16 @@ static PyObject *listing(PyObject *self, PyObject *args) {
     if (rootfd < 0) {
         PyErr_SetFromErrnoWithFilenameObject(PyExc_OSError, root_arg);
         goto done;
+    }
+    struct stat root_stat;
+    if (l.recent >= 0) {  /* the root's own device and change time are the caller's to judge */
+        if (fstat(rootfd, &root_stat) != 0) {
+            PyErr_SetFromErrnoWithFilenameObject(PyExc_OSError, root_arg);
+            close(rootfd);
+            goto done;
+        }
+        l.dev = root_stat.st_dev;
+        l.changed = ctime_ns(&root_stat);
     }
     Py_BEGIN_ALLOW_THREADS
     l.path[0] = '.';

@@ -6,6 +6,7 @@ import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
+from . import subvolumes
 from .dirty import DirtySnapshot, DirtyTracker
 from .errors import InvalidPath
 from .ignore import CheckpointIgnore, Frame, is_gitignore, rules_digest
@@ -14,7 +15,7 @@ from .known import Known as PackedKnown
 from .manifest import Row
 from .paths import in_git_dir, normalize
 from .recorder import Known, Recorder
-from .scan import scan
+from .scan import ScanResult, scan
 from .state import DiskStat, lstat, stat_matches, to_disk_stat
 from .walk import RecordWalker
 
@@ -145,21 +146,28 @@ class Capturer:
         return ""
 
     def _folders(self, folders: Iterable[str], known: Known, unchanged: Known | None = None,
-                 recent_ns: int = 0, hidden: list[str] | None = None
-                 ) -> dict[str, DiskStat | None]:
+                 recent_ns: int = 0, hidden: list[str] | None = None,
+                 recent: set[str] | None = None) -> dict[str, DiskStat | None]:
         """Every file under these folders now (scan() leaves out ignored ones), plus every known
         one that is gone; a known file that is merely ignored now keeps its record. With
         unchanged, files whose stat matches their entry there are left out (a scan, not events),
-        unless their inode changed at or after recent_ns."""
+        unless they changed at or after recent_ns: their inode, or the folder a subvolume
+        beneath was put into (subvolumes.py); those go in `recent` too."""
         folders = list(folders)
         found: dict[str, DiskStat | None] = {}
         seen: set[str] = set()
+        devices = unchanged is not None and subvolumes.possible(self._root)
         for folder in folders:
-            for path, st in scan(self._root, self._rules, folder).files.items():
+            scanned = scan(self._root, self._rules, folder, devices=devices)
+            put_in = subvolumes.under(self._put_in(folder, scanned, recent_ns)) if devices else ()
+            for path, st in scanned.files.items():
                 seen.add(path)
+                changed = st.st_ctime_ns >= recent_ns or path.startswith(put_in)
                 if (unchanged is None or (entry := unchanged.get(path)) is None
-                        or not stat_matches(st, entry[1]) or st.st_ctime_ns >= recent_ns):
+                        or not stat_matches(st, entry[1]) or changed):
                     found[path] = to_disk_stat(st)
+                if changed and recent is not None:
+                    recent.add(path)
         if isinstance(known, PackedKnown):  # matches folder keys, not every recorded path
             inside: Iterable[str] = known.under(folders)
         else:
@@ -168,6 +176,19 @@ class Capturer:
         if folders:
             self._gone(known, (p for p in inside if p not in seen), found, hidden)
         return found
+
+    def _put_in(self, folder: str, scanned: ScanResult, recent_ns: int) -> list[str]:
+        """The folders of a scan (with devices) that subvolumes.put_in names; the workspace
+        itself is the full scan's to judge (subvolumes.root_put_in)."""
+        parents: dict[str, tuple[int, int]] = {}
+        if folder:
+            parent = folder.rpartition("/")[0]
+            try:
+                st = os.lstat(os.path.join(self._root, parent) if parent else self._root)
+                parents[parent] = (st.st_dev, st.st_ctime_ns)
+            except OSError:
+                pass  # a parent not seen vouches for nothing
+        return subvolumes.put_in(scanned.folders, parents, recent_ns)
 
     def _gone(self, known: Known, paths: Iterable[str], stats: dict[str, DiskStat | None],
               hidden: list[str] | None = None) -> None:
@@ -193,12 +214,13 @@ class Capturer:
             touched.append(rel)
             result.stats.setdefault(rel, st)
         if snapshot.unwatched:
-            recent_ns = self._covered_until()
+            recent: set[str] = set()
             for rel, st in self._folders(snapshot.unwatched, known, unchanged=known,
-                                         recent_ns=recent_ns, hidden=result.hidden).items():
+                                         recent_ns=self._covered_until(), hidden=result.hidden,
+                                         recent=recent).items():
                 touched.append(rel)
                 result.stats.setdefault(rel, st)
-                if st is not None and st.ctime_ns >= recent_ns and rel in known:
+                if st is not None and rel in recent and rel in known:
                     result.reported.add(rel)
         return touched
 
@@ -210,6 +232,8 @@ class Capturer:
 
     def _full_scan(self, known: Known, meta: dict[str, str], result: Capture) -> None:
         recent_ns = self._covered_until()
+        if subvolumes.root_put_in(self._root, recent_ns):
+            recent_ns = 0  # the workspace may be a subvolume put in whole: nothing vouches
         walk = self._walker.walk(known, recent_ns)
         if walk is None:
             self._python_scan(known, meta, result, recent_ns)
@@ -228,9 +252,11 @@ class Capturer:
     def _python_scan(self, known: Known, meta: dict[str, str], result: Capture,
                      recent_ns: int) -> None:
         """The full scan where there is no GNU find to list the tree."""
-        found = scan(self._root, self._rules)
-        recent = {path for path, st in found.files.items()
-                  if st.st_ctime_ns >= recent_ns and path in known}
+        devices = subvolumes.possible(self._root)
+        found = scan(self._root, self._rules, devices=devices)
+        put_in = subvolumes.under(self._put_in("", found, recent_ns)) if devices else ()
+        recent = {path for path, st in found.files.items() if path in known and (
+            st.st_ctime_ns >= recent_ns or path.startswith(put_in))}
         # Only what the stat cache cannot vouch for goes on to be read; at 50k files this
         # filter is most of the scan's cost after the walk itself.
         stats: dict[str, DiskStat | None] = {

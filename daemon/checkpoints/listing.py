@@ -23,6 +23,8 @@ from collections.abc import Callable, Sequence
 from functools import cache
 from types import ModuleType
 
+from . import subvolumes
+
 native: ModuleType | None
 try:
     from . import _listing as native
@@ -35,6 +37,7 @@ RECENT_PRINTF = "+" + PRINTF
 FOLDER_PRINTF = "d 0 0 0 %p\\0"  # no size or mtime: adding a file leaves its folder's record alone
 UNLISTABLE_PRINTF = "u 0 0 0 %p\\0"  # what changed: a folder that cannot be listed
 NAMED_PRINTF = "n 0 0 0 %p\\0"  # what changed: a folder left out by its name (*/NAME); not %y's p, a FIFO
+FOLDER_DEVICE_PRINTF = "%D %C@ %p\\0"  # a folder's device and change time (subvolumes.py)
 MAX_JOBS = 4
 _GLOB_CHARS = re.compile(r"([*?\[\]\\])")
 
@@ -105,8 +108,42 @@ def list_records(root: str, names: Sequence[str], pruned: Sequence[str],
                  if by_name else [])
         select = [*named, "-type", "d", "!", "-readable", "-printf", UNLISTABLE_PRINTF, "-o",
                   "-type", "d", "-o", *_changed_at_or_after(changed_since_ns), "-printf", PRINTF]
-    return _gather([_find_run([program, *("./" + n for n in share), "(", *prune, ")", "-prune",
-                               "-o", *select], root) for share in shares])
+
+    def find(*selected: str) -> list[str] | None:
+        return _gather([_find_run([program, *("./" + n for n in share), "(", *prune, ")",
+                                   "-prune", "-o", *selected], root) for share in shares])
+
+    records = find(*select)
+    if records is None or recent_ns is None or changed_since_ns is not None:
+        return records
+    if not subvolumes.possible(root):
+        return records
+    folders = find("-type", "d", "-printf", FOLDER_DEVICE_PRINTF)
+    put_in = _put_in(root, folders, recent_ns) if folders is not None else None
+    if put_in is None:
+        return None
+    return _marked(records, subvolumes.under(put_in)) if put_in else records
+
+
+def _put_in(root: str, folders: list[str], recent_ns: int) -> list[str] | None:
+    """subvolumes.put_in of find's FOLDER_DEVICE_PRINTF records; None if root cannot be seen."""
+    try:
+        st = os.stat(root)
+    except OSError:
+        return None
+    seen = []
+    for record in folders:
+        device, changed, rel = record.split(" ", 2)
+        seconds, _, fraction = changed.partition(".")
+        seen.append((rel[2:], int(device), int(seconds) * 1_000_000_000 + int(f"{fraction:0<9}"[:9])))
+    return subvolumes.put_in(seen, {"": (st.st_dev, st.st_ctime_ns)}, recent_ns)
+
+
+def _marked(records: list[str], put_in: tuple[str, ...]) -> list[str]:
+    """The records of non-folders beneath these folders marked recent, as the native lister
+    marks them."""
+    return ["+" + record if record[:1] not in ("+", "d") and
+            record.partition(" ./")[2].startswith(put_in) else record for record in records]
 
 
 def _changed_at_or_after(ns: int) -> list[str]:

@@ -17,11 +17,16 @@ class ScanResult:
 
     files: dict[str, os.stat_result] = field(default_factory=dict)
     gitignores: list[tuple[str, int, int]] = field(default_factory=list)
+    # with devices: every folder walked, start first, each after its parent: (path, st_dev,
+    # st_ctime_ns), for subvolumes.put_in
+    folders: list[tuple[str, int, int]] = field(default_factory=list)
 
 
-def scan(root: str, rules: CheckpointIgnore, folder: str = "") -> ScanResult:
+def scan(root: str, rules: CheckpointIgnore, folder: str = "", *,
+         devices: bool = False) -> ScanResult:
     """Walk `folder` ('' = the whole workspace) without following symlinks, pruning ignored folders,
-    `.git` folders (of any nested repository too) and the store. Vanishing entries are skipped."""
+    `.git` folders (of any nested repository too) and the store. Vanishing entries are skipped.
+    With devices, each folder walked is lstat'ed too (ScanResult.folders)."""
     result = ScanResult()
     frame = rules.frame_for(folder.rpartition("/")[0])
     if frame is None:
@@ -29,7 +34,8 @@ def scan(root: str, rules: CheckpointIgnore, folder: str = "") -> ScanResult:
     if folder and (rules.skipped_dir(folder) or rules.ignored_in(frame, folder, is_dir=True)
                    or not _real_folder(root, folder)):
         return result
-    for rel_dir, entries in folders(root, rules, folder + "/" if folder else "", frame):
+    seen = result.folders if devices else None
+    for rel_dir, entries in folders(root, rules, folder + "/" if folder else "", frame, seen):
         for entry in entries:
             try:
                 st = entry.stat(follow_symlinks=False)
@@ -59,13 +65,21 @@ def _real_folder(root: str, folder: str) -> bool:
     return True
 
 
-def folders(root: str, rules: CheckpointIgnore, start: str,
-            frame: Frame) -> Iterator[tuple[str, list[os.DirEntry[str]]]]:
+def folders(root: str, rules: CheckpointIgnore, start: str, frame: Frame,
+            seen: list[tuple[str, int, int]] | None = None
+            ) -> Iterator[tuple[str, list[os.DirEntry[str]]]]:
     """Each folder of the walk from `start` ("" or a folder path ending in "/", whose parent's
     rules are `frame`), as (its path with a trailing "/", or "" for the root; the entries in it
     that are neither folders nor ignored). Folders are entered without following symlinks;
-    ignored ones, `.git` and the store are pruned; a folder that cannot be read is skipped."""
+    ignored ones, `.git` and the store are pruned; a folder that cannot be read is skipped.
+    With `seen`, each folder's (path without the "/", st_dev, st_ctime_ns) is added to it."""
     stack: list[tuple[str, Frame]] = [(start, frame)]
+    if seen is not None:
+        try:
+            st = os.lstat(os.path.join(root, start) if start else root)
+        except OSError:
+            return
+        seen.append((start.rstrip("/"), st.st_dev, st.st_ctime_ns))
     while stack:
         rel_dir, parent = stack.pop()
         try:
@@ -83,6 +97,8 @@ def folders(root: str, rules: CheckpointIgnore, start: str,
             try:
                 if entry.is_dir(follow_symlinks=False):
                     if not rules.skipped_dir(rel) and not rules.ignored_in(here, rel, is_dir=True):
+                        if seen is not None:
+                            seen.append(_device(entry, rel))
                         stack.append((rel + "/", here))
                     continue
             except FileNotFoundError:
@@ -90,3 +106,14 @@ def folders(root: str, rules: CheckpointIgnore, start: str,
             if not rules.ignored_in(here, rel, is_dir=False):
                 kept.append(entry)
         yield rel_dir, kept
+
+
+def _device(entry: os.DirEntry[str], rel: str) -> tuple[str, int, int]:
+    """(rel, st_dev, st_ctime_ns) of a folder; a device of -1 (like none) when it cannot be
+    lstat'ed (its parent can be read but not searched)."""
+    try:
+        st = entry.stat(follow_symlinks=False)
+    except PermissionError:
+        return rel, -1, 0
+    return rel, st.st_dev, st.st_ctime_ns
+

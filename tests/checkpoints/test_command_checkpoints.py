@@ -21,9 +21,9 @@ def scans(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     seen: list[str] = []
     real = capture.scan
 
-    def counting(root: str, rules: object, folder: str = "") -> object:
+    def counting(root: str, rules: object, folder: str = "", **options: bool) -> object:
         seen.append(folder)
-        return real(root, rules, folder)  # type: ignore[arg-type]
+        return real(root, rules, folder, **options)  # type: ignore[arg-type]
 
     monkeypatch.setattr(capture, "scan", counting)
     real_walk = walk.RecordWalker.walk
