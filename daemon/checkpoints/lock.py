@@ -23,7 +23,6 @@ class StoreLock:
         self._thread_lock = threading.RLock()
         self._fd = -1  # kept open between holds: one open() less on every checkpoint
         self._depth = 0
-        self._owner: int | None = None  # the thread that holds it
 
     @contextmanager
     def hold(self, *, exclusive: bool = True) -> Iterator[None]:
@@ -49,21 +48,15 @@ class StoreLock:
         finally:
             self._thread_lock.release()
 
-    def held_here(self) -> bool:
-        """Whether the calling thread holds it."""
-        return self._owner == threading.get_ident()
-
     @contextmanager
     def _counted(self) -> Iterator[None]:
         """One more hold by this thread, which has the flock; the last one out unlocks it."""
         self._depth += 1
-        self._owner = threading.get_ident()
         try:
             yield
         finally:
             self._depth -= 1
             if self._depth == 0:
-                self._owner = None
                 fcntl.flock(self._fd, fcntl.LOCK_UN)
 
     def _try_acquire(self, exclusive: bool = True) -> bool:

@@ -7,8 +7,7 @@ import os
 import re
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Literal, Self
@@ -505,21 +504,10 @@ class CheckpointStore:
             self._manifest.keep_last(self._row(checkpoint_id, brief=True).seq)
 
     def wait_for_upkeep(self) -> None:
-        """Return once the upkeep started by the last checkpoint (if any) is done. A thread that
-        holds the store does not wait: the upkeep needs the store, so it runs after."""
+        """Return once the upkeep started by the last checkpoint (if any) is done."""
         thread = self._upkeep_thread  # kept once done: joining it again returns at once
-        if (thread is not None and thread is not threading.current_thread()
-                and not self._lock.held_here()):
+        if thread is not None and thread is not threading.current_thread():
             thread.join()
-
-    @contextmanager
-    def held_if_idle(self) -> Iterator[bool]:
-        """The store held, if holding it waits for no one: no other thread or process has it and
-        no upkeep is under way. Yields whether it is held; for brief work on the daemon's event
-        loop, which must never wait on a checkpoint, an upkeep or a `restore` elsewhere."""
-        with self._lock.hold_if_free() as held:
-            running = self._upkeep_thread
-            yield held and (running is None or not running.is_alive())
 
     def _remember(self, seq: int, changes: Changes) -> None:
         known = self._known

@@ -5,11 +5,9 @@ from __future__ import annotations
 
 import itertools
 import logging
-import os
 import threading
 import time
-from collections.abc import Awaitable, Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +42,6 @@ from intentd.daemon.tools.anchor import release
 from intentd.daemon.tools.base import ToolContext, ToolFailed, ToolKind, ToolResult
 from intentd.daemon.tools.fileio import sha256_file
 from intentd.daemon.trace.recording import CallTracing
-from intentd.daemon.utils.paths import ResolvedPath
 from intentd.daemon.utils.statedir import state_home, workspace_state_dir
 from intentd.daemon.utils.workspaces import is_workspace
 
@@ -54,27 +51,6 @@ log = logging.getLogger(__name__)
 EventSink = Callable[[str, dict[str, Any]], None]
 _call_ids = itertools.count(1)
 MAX_UNREPORTED = 10_000
-# Brief work runs on the event loop (ToolThreads.run) only on this many files of this size at
-# most: reading and hashing them then takes a few ms, about what the loop would wait anyway.
-ON_LOOP_FILES = 16
-ON_LOOP_BYTES = 1 << 20
-
-
-def small_enough(paths: tuple[ResolvedPath, ...]) -> bool:
-    """Whether brief work on these files may run on the daemon's event loop: a few files, each
-    small. A big file is read and hashed on a tool thread, while the loop serves the others."""
-    if len(paths) > ON_LOOP_FILES:
-        return False
-    for path in paths:
-        try:
-            size = os.stat(path.absolute).st_size
-        except FileNotFoundError:
-            continue
-        except OSError:
-            return False
-        if size > ON_LOOP_BYTES:
-            return False
-    return True
 
 
 class Engine:
@@ -291,11 +267,11 @@ class Engine:
                         reported=False)
         return run.outcome
 
-    def authorized(self, call_id: str) -> CallContext | None:
-        """The context of an authorized call awaiting its report (for how to run the report)."""
+    def brief_report(self, call_id: str) -> bool:
+        """Whether the receipt of this authorized call runs no program (CallContext.brief)."""
         with self._lock:
             run = self._authorized.get(call_id)
-        return run.ctx if run is not None else None
+        return run is not None and run.ctx.brief
 
     def report(self, session: Session, call_id: str, ok: bool, output: str,
                reported: bool = True) -> Outcome | None:
@@ -430,28 +406,6 @@ class Engine:
                 with self._lock:
                     self._stores[workspace.root_str] = store
             return store
-
-    @contextmanager
-    def held_if_idle(self, ctx: CallContext) -> Iterator[bool]:
-        """What a brief call's work could wait for (its workspace's ledger and checkpoint store),
-        held only if that waits for no one now; False while one is still to be opened (opening
-        is not brief), and for files too big to read and hash in moments (small_enough)."""
-        workspace = ctx.session.workspace
-        if not small_enough(ctx.writes()):
-            yield False
-            return
-        with self._lock:
-            ledger = self._ledgers.get(workspace.root_str)
-            store = self._stores.get(workspace.root_str) if self.use_checkpoints else None
-        if ledger is None or (self.use_checkpoints and store is None):
-            yield False
-            return
-        with ledger.held_if_free() as held:
-            if not held or store is None:
-                yield held
-                return
-            with store.held_if_idle() as idle:
-                yield idle
 
     # -- recording -----------------------------------------------------------------------------
 

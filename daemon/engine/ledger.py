@@ -20,7 +20,6 @@ import re
 import resource
 import threading
 from collections.abc import Iterator
-from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -65,8 +64,7 @@ class Ledger:
         # Writers in other processes (an in-process gateway) take the same lock: a cut-back
         # truncation or a rotation must never meet another writer's line.
         self._lock_fd = os.open(path.with_suffix(".lock"), os.O_RDWR | os.O_CREAT, 0o600)
-        self._lock = threading.RLock()  # re-entered only by the thread held_if_free() holds it for
-        self._holder: int | None = None  # that thread, while it holds both locks
+        self._lock = threading.Lock()
         self._fd = -1
         # The chain's head: the next line's number, the last line's sha256, and the (inode,
         # size) of the live file it holds for; another writer or a rotation changes those.
@@ -120,33 +118,9 @@ class Ledger:
                 os.close(self._lock_fd)
                 self._lock_fd = -1
 
-    @contextmanager
-    def held_if_free(self) -> Iterator[bool]:
-        """Both locks held for the block, if nobody has them now; yields whether they are. For
-        brief work on the daemon's event loop, which must not wait on another process's line."""
-        if not self._lock.acquire(blocking=False):
-            yield False
-            return
-        try:
-            try:
-                fcntl.flock(self._lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                yield False
-                return
-            self._holder = threading.get_ident()
-            try:
-                yield True
-            finally:
-                self._holder = None
-                fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
-        finally:
-            self._lock.release()
-
     # -- inside the lock -----------------------------------------------------------------------
 
-    def _locked(self) -> AbstractContextManager[None]:
-        if self._holder == threading.get_ident():
-            return nullcontext()  # held_if_free() holds both for this thread
+    def _locked(self) -> _FileLock:
         return _FileLock(self._lock, self._lock_fd)
 
     def _open(self) -> int:
@@ -234,7 +208,7 @@ class Ledger:
 class _FileLock:
     """The thread lock, then an flock on the ledger's lock file."""
 
-    def __init__(self, lock: threading.RLock, fd: int) -> None:
+    def __init__(self, lock: threading.Lock, fd: int) -> None:
         self._lock, self._fd = lock, fd
 
     def __enter__(self) -> None:

@@ -6,12 +6,10 @@ import asyncio
 import json
 import logging
 from dataclasses import fields
-from functools import partial
 from pathlib import Path
 from typing import Any
 
 from intentd.daemon import protocol
-from intentd.daemon.engine.context import CallContext
 from intentd.daemon.engine.engine import Engine, Evaluation, Outcome
 from intentd.daemon.engine.lifecycle import BlockingWork
 from intentd.daemon.engine.session import Session
@@ -79,21 +77,18 @@ class DaemonCore:
         return QueueApprover(self.approvals, lambda: self.stopping, timeout, native_prompt)
 
     async def offload(self, need: BlockingWork) -> Outcome:
-        """A lifecycle's blocking work on a tool thread, counted against its session (brief
-        work on the loop's thread when it waits for no one: ToolThreads.run)."""
-        ctx = need.ev.ctx
-        outcome: Outcome = await self.threads.run(
-            ctx.session.id, need.work, brief=ctx.brief, claim=partial(self.engine.held_if_idle, ctx))
+        """A lifecycle's blocking work on a tool thread, counted against its session."""
+        outcome: Outcome = await self.threads.run(need.ev.ctx.session.id, need.work,
+                                                  brief=need.ev.ctx.brief)
         return outcome
 
-    async def in_thread(self, fn: Any, *args: Any, brief_call: CallContext | None = None) -> Any:
-        """fn(*args) on a tool thread, counted against the session it works for; `brief_call`
-        is the context of a call whose work runs no program (ToolThreads.run)."""
+    async def in_thread(self, fn: Any, *args: Any, brief: bool = False) -> Any:
+        """fn(*args) on a tool thread, counted against the session it works for; `brief` work
+        runs no program (ToolThreads.run)."""
         session = next((a.ctx.session if isinstance(a, Evaluation) else a for a in args
                         if isinstance(a, Evaluation | Session)), None)
-        return await self.threads.run(
-            session.id if session else "daemon", fn, *args, brief=brief_call is not None,
-            claim=partial(self.engine.held_if_idle, brief_call) if brief_call else None)
+        return await self.threads.run(session.id if session else "daemon", fn, *args,
+                                      brief=brief)
 
     # -- events --------------------------------------------------------------------------------
 

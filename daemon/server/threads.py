@@ -8,7 +8,6 @@ import queue
 import threading
 import time
 from collections.abc import Callable
-from contextlib import AbstractContextManager
 from typing import Any
 
 from intentd.daemon.server.turns import Turns
@@ -33,9 +32,6 @@ class Handoff:
         self.given_up = False
 
 
-# What a brief job needs, held for it only if nobody has it now: entered, it says whether it is held.
-Claim = Callable[[], AbstractContextManager[bool]]
-
 # (session key, its semaphore, its turn, the caller's future, the work, its arguments, the
 # handoff when the loop waits for it)
 Job = tuple[str, asyncio.Semaphore, int, "asyncio.Future[Any]", Callable[..., Any], tuple[Any, ...],
@@ -50,14 +46,11 @@ class ToolThreads:
     a hung call keeps its worker, and the next call gets another. Jobs take turns (turns.py):
     one at a time, unless the one under way has run past a short lease.
 
-    A brief job (a file tool's gates and checkpoint, a receipt) runs on the loop's own thread
-    when it would wait for no one: its caller's `claim` holds what it needs (its ledger and
-    checkpoint store) without waiting, its session has no call waiting, and its turn is free. Under load a
-    hand-off to a worker and back cost the daemon more CPU than the job's own gates (the two
-    threads' caches, the interpreter lock changing hands). Otherwise it is waited for on the
-    loop's thread, for at most `brief_wait`: meanwhile the loop runs no Python, so the worker
-    has the interpreter lock to itself, and its answer needs no wake-up of the loop. A job still
-    running then is awaited as any other, so a stuck one holds the loop up once, for that long."""
+    A brief job (a file tool's gates and checkpoint, a receipt) is waited for on the loop's own
+    thread, for at most `brief_wait`: meanwhile the loop runs no Python, so the worker has the
+    interpreter lock to itself instead of trading it at every system call, and its answer
+    needs no wake-up of the loop. A job still running then is awaited as any other, so a stuck
+    one holds the loop up once, for that long."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop, limit: int = MAX_THREADS,
                  per_session: int = PER_SESSION, idle_seconds: float = IDLE_SECONDS,
@@ -76,15 +69,9 @@ class ToolThreads:
         self._closed = False
         self.turns = Turns(loop)
 
-    async def run(self, key: str, fn: Callable[..., Any], *args: Any, brief: bool = False,
-                  claim: Claim | None = None) -> Any:
+    async def run(self, key: str, fn: Callable[..., Any], *args: Any, brief: bool = False) -> Any:
         """fn(*args) on a thread, once `key` (a session id) and the daemon have one free; with
-        `brief`, on the loop's thread when `claim` holds what it needs at once, else the loop's
-        thread waits for it a moment (see the class)."""
-        if brief and claim is not None and self._may_run_here(key):
-            with claim() as held:
-                if held:
-                    return fn(*args)
+        `brief`, the loop's thread waits for it a moment (see the class)."""
         session = self._session(key)
         try:
             await session.acquire()
@@ -121,12 +108,6 @@ class ToolThreads:
                     raise error
                 return result
         return await future
-
-    def _may_run_here(self, key: str) -> bool:
-        """No call of this session waits for a slot, and a job asking for a turn gets it now (a
-        job on the loop's thread takes none: the loop, standing still, starts no other)."""
-        entry = self._sessions.get(key)
-        return (entry is None or not entry[0].locked()) and self.turns.open()
 
     @property
     def workers(self) -> int:

@@ -54,10 +54,6 @@ class Turns:
     def waiting(self) -> int:
         return len(self._waiting)
 
-    def open(self) -> bool:
-        """Whether a job asking now would start at once: none waits, none under way is young."""
-        return not self._waiting and self._free()
-
     def _free(self) -> bool:
         now = self._loop.time()
         return all(now - started >= self.lease for started in self._started.values())

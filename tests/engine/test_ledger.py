@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import fcntl
-import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -83,25 +80,3 @@ def test_a_killed_process_loses_at_most_its_last_line_and_the_next_writer_drops_
     assert path.read_bytes().count(b"\n") == whole + 1
     report = verify(path)
     assert report.ok and report.torn is None and report.lines == whole + 1, report.to_json()
-
-
-def test_a_ledger_held_for_brief_work_takes_its_holders_lines_at_once_and_others_after(
-        tmp_path: Path) -> None:
-    ledger = Ledger(tmp_path / "ledger.jsonl")
-    other = os.open(tmp_path / "ledger.lock", os.O_RDWR)  # another writer, mid-line
-    fcntl.flock(other, fcntl.LOCK_EX)
-    with ledger.held_if_free() as held:
-        assert not held  # brief work must not wait on it: it goes to a thread that may
-    fcntl.flock(other, fcntl.LOCK_UN)
-    os.close(other)
-    waiting = threading.Thread(target=ledger.append, args=({"n": "from another thread"},))
-    with ledger.held_if_free() as held:
-        assert held
-        waiting.start()
-        ledger.append({"n": "the holder's"})  # never waits on its own hold
-        time.sleep(0.1)
-        assert [e["n"] for e in read_ledger(ledger.path)] == ["the holder's"]
-    waiting.join(5)
-    assert [e["n"] for e in read_ledger(ledger.path)] == ["the holder's", "from another thread"]
-    assert verify(ledger.path).ok
-    ledger.close()

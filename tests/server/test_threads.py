@@ -7,8 +7,7 @@ import asyncio
 import random
 import threading
 import time
-from collections.abc import Callable, Coroutine, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
 from intentd.daemon.server.threads import ToolThreads
@@ -250,72 +249,3 @@ def test_brief_jobs_ending_about_when_the_wait_does_are_each_answered_once() -> 
     answers, held = run(main)
     assert answers == list(range(300))
     assert held == 0
-
-
-def claim_of(free: bool, log: list[str]) -> Callable[[], Any]:
-    """A claim that holds (or finds held) what a job needs, logging when it lets go."""
-    @contextmanager
-    def claim() -> Iterator[bool]:
-        log.append("claimed")
-        try:
-            yield free
-        finally:
-            log.append("let go")
-    return claim
-
-
-def test_a_brief_job_whose_claim_holds_runs_on_the_loops_own_thread() -> None:
-    # No hand-off to a worker and back: under load that cost the daemon more than the job.
-    async def main() -> tuple[int, int, int, int, list[str]]:
-        threads = ToolThreads(asyncio.get_running_loop())
-        log: list[str] = []
-
-        def job(name: str) -> int:
-            log.append(name)
-            return threading.get_ident()
-
-        here = await threads.run("s-1", job, "held", brief=True, claim=claim_of(True, log))
-        there = await threads.run("s-1", job, "not held", brief=True, claim=claim_of(False, log))
-        unclaimed = await threads.run("s-1", job, "no claim", brief=True)
-        workers = threads.workers
-        threads.close(0.1)
-        return here, there, unclaimed, workers, log
-
-    here, there, unclaimed, workers, log = run(main)
-    assert here == threading.get_ident()  # asyncio.run runs the loop on this thread
-    assert there != here and unclaimed != here  # on a worker
-    assert workers == 1
-    # what was held is held for the whole job, and let go after it
-    assert log == ["claimed", "held", "let go", "claimed", "let go", "not held", "no claim"]
-
-
-def test_a_brief_job_never_runs_ahead_of_its_sessions_share_or_the_turns() -> None:
-    # A session whose slots are all taken, or a job that has the turn, makes a brief job wait
-    # on a worker as before: running it on the loop would jump the line.
-    async def main() -> tuple[list[str], list[str]]:
-        threads = ToolThreads(asyncio.get_running_loop(), per_session=1, brief_wait=0)
-        threads.turns.lease = 5  # the slow job keeps the turn throughout
-        order: list[str] = []
-        release = threading.Event()
-
-        def hold(name: str) -> None:
-            release.wait(5)
-            order.append(name)
-
-        log: list[str] = []
-        slow = asyncio.ensure_future(threads.run("s-1", hold, "slow"))
-        await asyncio.sleep(0.05)  # the session's one slot and the turn are taken
-        quick = asyncio.ensure_future(threads.run("s-1", order.append, "same session",
-                                                  brief=True, claim=claim_of(True, log)))
-        other = asyncio.ensure_future(threads.run("s-2", order.append, "other session",
-                                                  brief=True, claim=claim_of(True, log)))
-        await asyncio.sleep(0.05)
-        before = list(order)
-        release.set()
-        await asyncio.gather(slow, quick, other)
-        threads.close(0.1)
-        return before, order
-
-    before, order = run(main)
-    assert before == []  # neither ran while the slow job had the turn, nor took the slot
-    assert order[0] == "slow" and sorted(order[1:]) == ["other session", "same session"]

@@ -1,6 +1,5 @@
 """Writes to different workspaces do not wait for each other: a workspace whose ledger or
-checkpoint store another process holds locked stops its own writes only (brief work runs on the
-daemon's event loop only when it waits for no one)."""
+checkpoint store another process holds locked stops its own writes only."""
 
 from __future__ import annotations
 

@@ -63,9 +63,8 @@ def register(table: MethodTable, core: DaemonCore) -> None:
         ok = params.opt_bool("ok", True)
         output = params.opt_text("output") or ""
         call_id = params.text("call_id")
-        authorized = core.engine.authorized(call_id)
         outcome = await core.in_thread(core.engine.report, session, call_id, ok, output,
-                                       brief_call=authorized if authorized and authorized.brief else None)
+                                       brief=core.engine.brief_report(call_id))
         if outcome is None:
             raise MethodError(protocol.INVALID_PARAMS, "call_id is not an authorized call of this "
                            "session awaiting its report", {"param": "call_id"})
