@@ -7,6 +7,7 @@ from difflib import SequenceMatcher
 # (i1, i2, j1, j2): lines before[i1:i2] became after[j1:j2]; zero-based, ends exclusive
 Hunk = tuple[int, int, int, int]
 MAX_MATCHED = 4_000_000  # above this many line pairs the middle is taken as one replaced block
+PLAIN_MATCHED = 40_000  # up to this many, lines are matched without difflib's autojunk (_matched)
 
 
 def split_lines(data: bytes) -> list[bytes]:
@@ -68,9 +69,24 @@ def hunks(before: list[bytes], after: list[bytes]) -> list[Hunk]:
     middle_a, middle_b = before[lo:n - hi], after[lo:m - hi]
     if not middle_a or not middle_b or len(middle_a) * len(middle_b) > MAX_MATCHED:
         return [(lo, n - hi, lo, m - hi)]
-    matcher = SequenceMatcher(None, middle_a, middle_b, autojunk=False)
-    return [(i1 + lo, i2 + lo, j1 + lo, j2 + lo)
-            for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"]
+    return [(i1 + lo, i2 + lo, j1 + lo, j2 + lo) for i1, i2, j1, j2 in _matched(middle_a, middle_b)]
+
+
+def _matched(a: list[bytes], b: list[bytes]) -> list[Hunk]:
+    """SequenceMatcher's changed blocks, its work bounded. Matching lines that repeat costs it
+    time cubic in their count: a 4 KB file of one line repeated, rewritten, took minutes (all the
+    while holding the interpreter lock the daemon's other calls need). So past PLAIN_MATCHED line
+    pairs, lines that are popular in the longer text (over 1% of it) only extend a match, never
+    start one (difflib's autojunk, which takes effect from 200 lines: the longer text is the one
+    it indexes). Below that, the plain matcher's worst is about 0.1 s."""
+    if len(a) * len(b) <= PLAIN_MATCHED:
+        return [(i1, i2, j1, j2) for tag, i1, i2, j1, j2
+                in SequenceMatcher(None, a, b, autojunk=False).get_opcodes() if tag != "equal"]
+    if len(b) >= len(a):
+        return [(i1, i2, j1, j2) for tag, i1, i2, j1, j2
+                in SequenceMatcher(None, a, b).get_opcodes() if tag != "equal"]
+    return [(i1, i2, j1, j2) for tag, j1, j2, i1, i2  # b indexed against a: the blocks swapped
+            in SequenceMatcher(None, b, a).get_opcodes() if tag != "equal"]
 
 
 def _common_run(a: list[bytes], b: list[bytes], i: int, j: int, step: int, limit: int) -> int:

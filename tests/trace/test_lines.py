@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import random
 
+import pytest
+
 from intentd.daemon.trace.lines import hunks, written_ranges
 
 
@@ -33,3 +35,31 @@ def test_one_line_changed_in_a_long_file_is_one_range() -> None:
     assert hunks(before, after) == [(2500, 2501, 2500, 2502)]
     assert written_ranges(hunks(before, after)) == [(2501, 2502)]
     assert hunks(before, before) == []
+
+
+def rebuilt(before: list[bytes], after: list[bytes]) -> list[bytes]:
+    """The text before with each hunk applied: the text after, if the hunks are right."""
+    text = list(before)
+    for i1, i2, j1, j2 in sorted(hunks(before, after), reverse=True):
+        text[i1:i2] = after[j1:j2]
+    return text
+
+
+@pytest.mark.timeout(30)
+def test_a_file_of_repeated_lines_rewritten_is_matched_in_moments() -> None:
+    # 4 KB of one line, rewritten as two lines in turn: difflib's plain matcher took over two
+    # minutes, holding the interpreter lock the daemon's other calls need.
+    cases = [([b"a\n"] * 2000, [b"a\n", b"b\n"] * 1000),   # as long as each other
+             ([b"a\n"] * 20000, [b"a\n", b"b\n"] * 99),    # the text before far longer
+             ([b"a\n", b"b\n"] * 99, [b"a\n"] * 20000)]    # the text after far longer
+    for before, after in cases:
+        assert rebuilt(before, after) == after
+
+
+def test_past_the_plain_matchers_size_an_edit_still_touches_only_its_lines() -> None:
+    rng = random.Random(2)
+    before = [f"line {rng.randrange(10**6)}\n".encode() for _ in range(1000)]
+    before[100:900:7] = [b"\n"] * len(before[100:900:7])  # popular lines, as blank ones are
+    after = [*before[:300], b"new\n", *before[300:700], *before[701:]]
+    assert hunks(before, after) == [(300, 300, 300, 301), (700, 701, 701, 701)]
+    assert rebuilt(before, after) == after
