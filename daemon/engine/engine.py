@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import queue
 import threading
 import time
 from collections.abc import Awaitable, Callable
@@ -73,6 +74,10 @@ class Engine:
         self._lock = threading.RLock()
         self._overlap = OverlapTracker()  # calls at the same time: audits undo none of theirs
         self._in_flight: dict[str, Running] = {}  # authorized calls, until their report
+        # calls dropped unreported past MAX_UNREPORTED, for the thread that writes their receipts
+        self._unreported: queue.SimpleQueue[tuple[tuple[Run, Running | None], str]] = \
+            queue.SimpleQueue()
+        self._reporter: threading.Thread | None = None
         self.event_sinks: list[EventSink] = []
         self.tracing = CallTracing(self.home)  # lines written, for blame; spans, for telemetry
         self.grants = GrantBook(self.home)  # a person's remembered answers (daemon/grants)
@@ -260,12 +265,33 @@ class Engine:
             if ev.ctx.destructive or run.outcome.checkpoint_id is not None:
                 self._in_flight[ev.call_id] = self._overlap.begin(ev.ctx.root,
                                                                   writer=ev.ctx.destructive)
-            overflow = next(iter(self._authorized.values())) if len(
-                self._authorized) > MAX_UNREPORTED else None
-        if overflow is not None:  # a client that never reports must not grow memory forever
-            self.report(overflow.ctx.session, overflow.ev.call_id, False, "never reported",
-                        reported=False)
+            if len(self._authorized) > MAX_UNREPORTED:
+                # a client that never reports must not grow memory forever: the oldest call is
+                # dropped, its receipt written on a thread of its own (_report_unreported)
+                self._unreported.put((self._take(next(iter(self._authorized))), "never reported"))
+                if self._reporter is None:
+                    self._reporter = threading.Thread(target=self._report_unreported, daemon=True,
+                                                      name="intentd-unreported")
+                    self._reporter.start()
         return run.outcome
+
+    def _report_unreported(self) -> None:
+        """The receipts of calls dropped unreported, one after another, on a thread of their own:
+        the call that dropped one may be on an event loop, and a receipt may wait (a command's
+        scope audit, a ledger another process holds). Ends when none is left."""
+        while True:
+            try:
+                taken, why = self._unreported.get(timeout=1.0)
+            except queue.Empty:
+                with self._lock:  # authorize() puts and starts under this lock: none is missed
+                    if self._unreported.empty():
+                        self._reporter = None
+                        return
+                continue
+            try:
+                self._finish(*taken, False, why, reported=False)
+            except Exception:  # a thread's failure must reach the log, not vanish
+                log.exception("the receipt of a call never reported could not be written")
 
     def brief_report(self, call_id: str) -> bool:
         """Whether the receipt of this authorized call runs no program (CallContext.brief)."""
@@ -281,8 +307,16 @@ class Engine:
             run = self._authorized.get(call_id)
             if run is None or run.ctx.session is not session:
                 return None
-            del self._authorized[call_id]
-            running = self._in_flight.pop(call_id, None)
+            taken = self._take(call_id)
+        return self._finish(*taken, ok, output, reported)
+
+    def _take(self, call_id: str) -> tuple[Run, Running | None]:
+        """An authorized call taken out of those awaiting a report (the engine's lock held)."""
+        return self._authorized.pop(call_id), self._in_flight.pop(call_id, None)
+
+    def _finish(self, run: Run, running: Running | None, ok: bool, output: str,
+                reported: bool) -> Outcome:
+        """The steps after a reported (or never reported) call, its receipt last."""
         outcome = run.outcome
         if outcome.decision.verdict is Verdict.ASK:  # it was handed to the agent's own prompt
             outcome.decision = handed_off_answer(reported)

@@ -73,11 +73,9 @@ class HookConnection:
         self.client_name = f"{name} (HTTP hook)"
         self.sessions: set[str] = set()
 
-    def close_session(self, session: Any) -> None:
+    async def close_session(self, session: Any) -> None:
         self.sessions.discard(session.id)
-        self.core.engine.forget_session(session)
-        self.core.bus.publish(protocol.SESSIONS_CLOSED, {"session_id": session.id,
-                                                         "workspace": session.workspace.root_str})
+        await self.core.close_session(session)
 
 
 class HookRefusal(Exception):

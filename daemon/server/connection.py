@@ -9,7 +9,6 @@ from typing import Any
 
 from intentd.daemon import protocol
 from intentd.daemon.engine.session import Session
-from intentd.daemon.protocol import messages
 from intentd.daemon.server.core import DaemonCore
 from intentd.daemon.server.framing import LineTooLong, read_line
 from intentd.daemon.server.rpc import MethodTable
@@ -99,15 +98,13 @@ class Connection:
         for session_id in list(self.sessions):
             session = self.core.engine.sessions.get(session_id)
             if session is not None:
-                self.close_session(session)
+                await self.close_session(session)
         writer_task.cancel()
         self.writer.close()
 
-    def close_session(self, session: Session) -> None:
+    async def close_session(self, session: Session) -> None:
         self.sessions.discard(session.id)
-        self.core.engine.forget_session(session)
-        self.core.bus.publish(protocol.SESSIONS_CLOSED, messages.SessionClosed(
-            session_id=session.id, workspace=session.workspace.root_str).to_json())
+        await self.core.close_session(session)
 
     async def finish(self, timeout: float) -> None:
         """At shutdown: let answers already under way go out, then close."""

@@ -90,6 +90,23 @@ class DaemonCore:
         return await self.threads.run(session.id if session else "daemon", fn, *args,
                                       brief=brief)
 
+    async def close_session(self, session: Session) -> None:
+        """Forget a session, writing the receipts of its calls never reported on a tool thread:
+        a command's scope audit, or a ledger another process holds, must not stop the loop.
+        While the daemon stops they are written here, as the last thing it does for them."""
+        if self.stopping:
+            self.engine.forget_session(session)
+        else:
+            try:
+                await self.threads.run(session.id, self.engine.forget_session, session)
+            except asyncio.CancelledError:
+                # stopping after all: recorded all the same; a call's receipt is written once,
+                # as the engine takes it out of those awaiting one under its lock
+                self.engine.forget_session(session)
+                raise
+        self.bus.publish(protocol.SESSIONS_CLOSED, messages.SessionClosed(
+            session_id=session.id, workspace=session.workspace.root_str).to_json())
+
     # -- events --------------------------------------------------------------------------------
 
     def _on_engine_event(self, name: str, params: dict[str, Any]) -> None:

@@ -16,6 +16,7 @@ import pytest
 
 from intentd.daemon import protocol
 from intentd.daemon.client import Client
+from intentd.daemon.engine.ledger import read_ledger
 from intentd.daemon.testing import DaemonProcess, make_intent, make_workspace
 from intentd.daemon.utils.statedir import workspace_state_dir
 
@@ -98,3 +99,35 @@ def test_a_session_opening_on_a_locked_ledger_holds_up_no_other(daemon: DaemonPr
         waiting.join(10)
         assert len(sessions) == 1
         gated_write(cold_client, sessions[0], cold_ws, "late.txt")
+
+
+def test_closing_a_session_whose_ledger_is_held_holds_up_no_other(daemon: DaemonProcess,
+                                                                  tmp_path: Path) -> None:
+    """A session closed with a call never reported: its receipt waits for the ledger another
+    process holds, on a tool thread; the other workspaces' calls go on meanwhile."""
+    held_ws, free_ws = (make_workspace(tmp_path / name, make_intent(owned_scope=["**"]),
+                                       policy=POLICY) for name in ("held", "free"))
+    with Client(daemon.socket_path, timeout=30) as held_client, \
+            Client(daemon.socket_path, timeout=30) as free_client:
+        held, free = opened(held_client, held_ws), opened(free_client, free_ws)
+        gated_write(free_client, free, free_ws, "first.txt")
+        answer = held_client.call(protocol.TOOLS_AUTHORIZE, {
+            "session_id": held, "tool": "write_to_file",
+            "args": {"path": "never.txt", "content": "x\n"}})
+        assert answer["decision"] == "allow"  # and never reported
+        ledger = next(p for p in daemon.state_dir.rglob("ledger.jsonl") if "held" in str(p))
+        closed: list[Any] = []
+        closing = threading.Thread(target=lambda: closed.append(
+            held_client.call(protocol.SESSIONS_CLOSE, {"session_id": held})))
+        with locked(ledger.with_suffix(".lock")):
+            closing.start()
+            time.sleep(0.3)
+            assert not closed  # the receipt of the call never reported waits for the ledger
+            started = time.monotonic()
+            for n in range(3):
+                gated_write(free_client, free, free_ws, f"free-{n}.txt")
+            assert time.monotonic() - started < 5
+        closing.join(10)
+        assert closed and closed[0]["closed"] is True
+    assert any(e.get("intent", {}).get("id") == answer["call_id"] and "receipt" in e
+               for e in read_ledger(ledger))

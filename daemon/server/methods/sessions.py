@@ -71,7 +71,7 @@ def register(table: MethodTable, core: DaemonCore) -> None:
         return opened.to_json()
 
     async def sessions_close(conn: Any, params: Params) -> dict[str, Any]:
-        conn.close_session(core.session(params))
+        await conn.close_session(core.session(params))
         return m.Closed(closed=True).to_json()
 
     async def sessions_list(conn: Any, params: Params) -> dict[str, Any]:
