@@ -52,6 +52,8 @@ log = logging.getLogger(__name__)
 EventSink = Callable[[str, dict[str, Any]], None]
 _call_ids = itertools.count(1)
 MAX_UNREPORTED = 10_000
+MAX_DROPPED = 1_000  # dropped calls awaiting their receipts: past this, the caller writes one
+NEVER_REPORTED = "never reported"
 
 
 class Engine:
@@ -75,8 +77,7 @@ class Engine:
         self._overlap = OverlapTracker()  # calls at the same time: audits undo none of theirs
         self._in_flight: dict[str, Running] = {}  # authorized calls, until their report
         # calls dropped unreported past MAX_UNREPORTED, for the thread that writes their receipts
-        self._unreported: queue.SimpleQueue[tuple[tuple[Run, Running | None], str]] = \
-            queue.SimpleQueue()
+        self._unreported: queue.SimpleQueue[tuple[Run, Running | None]] = queue.SimpleQueue()
         self._reporter: threading.Thread | None = None
         self.event_sinks: list[EventSink] = []
         self.tracing = CallTracing(self.home)  # lines written, for blame; spans, for telemetry
@@ -260,6 +261,7 @@ class Engine:
         if refused is not None:
             return refused
         self.apply_dry_run(ev, run.outcome.decision)
+        lagging = None
         with self._lock:
             self._authorized[ev.call_id] = run
             if ev.ctx.destructive or run.outcome.checkpoint_id is not None:
@@ -268,11 +270,17 @@ class Engine:
             if len(self._authorized) > MAX_UNREPORTED:
                 # a client that never reports must not grow memory forever: the oldest call is
                 # dropped, its receipt written on a thread of its own (_report_unreported)
-                self._unreported.put((self._take(next(iter(self._authorized))), "never reported"))
-                if self._reporter is None:
-                    self._reporter = threading.Thread(target=self._report_unreported, daemon=True,
-                                                      name="intentd-unreported")
-                    self._reporter.start()
+                dropped = self._take(next(iter(self._authorized)))
+                if self._unreported.qsize() >= MAX_DROPPED:
+                    lagging = dropped
+                else:
+                    self._unreported.put(dropped)
+                    if self._reporter is None:
+                        self._reporter = threading.Thread(
+                            target=self._report_unreported, daemon=True, name="intentd-unreported")
+                        self._reporter.start()
+        if lagging is not None:  # that thread is far behind (a ledger held): this caller waits
+            self._finish(*lagging, False, NEVER_REPORTED, reported=False)
         return run.outcome
 
     def _report_unreported(self) -> None:
@@ -281,17 +289,20 @@ class Engine:
         scope audit, a ledger another process holds). Ends when none is left."""
         while True:
             try:
-                taken, why = self._unreported.get(timeout=1.0)
+                dropped = self._unreported.get(timeout=1.0)
             except queue.Empty:
                 with self._lock:  # authorize() puts and starts under this lock: none is missed
                     if self._unreported.empty():
                         self._reporter = None
                         return
                 continue
-            try:
-                self._finish(*taken, False, why, reported=False)
-            except Exception:  # a thread's failure must reach the log, not vanish
-                log.exception("the receipt of a call never reported could not be written")
+            self._record_dropped(dropped)
+
+    def _record_dropped(self, dropped: tuple[Run, Running | None]) -> None:
+        try:
+            self._finish(*dropped, False, NEVER_REPORTED, reported=False)
+        except Exception:  # a thread's failure must reach the log, not vanish
+            log.exception("the receipt of a call never reported could not be written")
 
     def brief_report(self, call_id: str) -> bool:
         """Whether the receipt of this authorized call runs no program (CallContext.brief)."""
@@ -483,6 +494,14 @@ class Engine:
                 log.exception("event sink failed on %s", name)
 
     def close(self) -> None:
+        while True:  # the receipts of dropped calls are written before the ledgers close
+            try:
+                self._record_dropped(self._unreported.get_nowait())
+            except queue.Empty:
+                break
+        reporter = self._reporter
+        if reporter is not None:
+            reporter.join(5.0)
         if self._config_watch is not None:
             self._config_watch.stop()
             self._config_watch = None

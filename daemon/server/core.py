@@ -37,6 +37,7 @@ class DaemonCore:
         self.trust.approvals = self.approvals
         self.threads = ToolThreads(loop)  # a stuck tool blocks neither others nor shutdown
         self.stopping = False
+        self._closing: set[asyncio.Future[None]] = set()  # sessions being closed (close_session)
         engine.event_sinks.append(self._on_engine_event)
         self._watched: set[str] = set()
 
@@ -93,17 +94,32 @@ class DaemonCore:
     async def close_session(self, session: Session) -> None:
         """Forget a session, writing the receipts of its calls never reported on a tool thread:
         a command's scope audit, or a ledger another process holds, must not stop the loop.
-        While the daemon stops they are written here, as the last thing it does for them."""
+        The close goes on if its caller is cancelled (a client that hung up); while the daemon
+        stops the receipts are written here, the last thing it does (Server.stop)."""
         if self.stopping:
             self.engine.forget_session(session)
-        else:
-            try:
-                await self.threads.run(session.id, self.engine.forget_session, session)
-            except asyncio.CancelledError:
-                # stopping after all: recorded all the same; a call's receipt is written once,
-                # as the engine takes it out of those awaiting one under its lock
-                self.engine.forget_session(session)
-                raise
+            self._closed(session)
+            return
+        closing = asyncio.ensure_future(
+            self.threads.run(session.id, self.engine.forget_session, session))
+        self._closing.add(closing)
+        closing.add_done_callback(lambda done: self._session_gone(session, done))
+        await asyncio.shield(closing)
+
+    def close_sessions(self) -> None:
+        """At a stop: every session still open is forgotten here, its calls never reported
+        recorded (a close already on a tool thread writes each receipt once all the same)."""
+        for session in list(self.engine.sessions.values()):
+            self.engine.forget_session(session)
+            self._closed(session)
+
+    def _session_gone(self, session: Session, done: asyncio.Future[None]) -> None:
+        self._closing.discard(done)
+        if not done.cancelled() and done.exception() is not None:
+            log.error("closing session %s: %s", session.id, done.exception())
+        self._closed(session)
+
+    def _closed(self, session: Session) -> None:
         self.bus.publish(protocol.SESSIONS_CLOSED, messages.SessionClosed(
             session_id=session.id, workspace=session.workspace.root_str).to_json())
 

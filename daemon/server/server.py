@@ -117,6 +117,7 @@ class IntentdServer:
         if self.http_hook is not None:
             await self.http_hook.close()
         await asyncio.gather(*(c.finish(timeout=2) for c in list(self.connections)))
+        self.core.close_sessions()
         self.core.close()
         self.engine.close()
         if self._owns_socket_file:

@@ -57,3 +57,24 @@ def test_a_call_dropped_unreported_is_recorded_without_holding_up_the_call_that_
         time.sleep(0.02)
     assert receipts(ledger).get(writes[0].call_id) == "error"  # recorded as never reported
     assert writes[1].call_id not in receipts(ledger)  # the others still await their reports
+
+
+def test_calls_dropped_unreported_are_all_recorded_once_the_engine_has_closed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(engine_module, "MAX_UNREPORTED", 1)
+    engine = Engine(tmp_path / "state", checkpoints=False)
+    root = make_workspace(tmp_path / "ws", make_intent(owned_scope=["**"]), policy=POLICY)
+    session = make_session(engine, root)
+    engine.apply_dry_run(engine.evaluate(session, "select_active_intent", {"intent_id": "INT-1"}))
+    write = engine.evaluate(session, "write_to_file", {"path": "src/a.py", "content": "x"})
+    engine.authorize(write, approved_by=None)
+    ledger = workspace_state_dir(root.resolve(), engine.home) / "ledger.jsonl"
+    other = os.open(ledger.with_suffix(".lock"), os.O_RDWR)
+    fcntl.flock(other, fcntl.LOCK_EX)  # the dropped calls' receipts queue up meanwhile
+    reads = [engine.evaluate(session, "read_file", {"path": "README.md"}) for _ in range(3)]
+    for read in reads:
+        engine.authorize(read, approved_by=None)
+    fcntl.flock(other, fcntl.LOCK_UN)
+    os.close(other)
+    engine.close()  # at once: what is queued is written before the ledger closes
+    assert set(receipts(ledger)) == {write.call_id, *(r.call_id for r in reads[:2])}

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import signal
 import threading
 import time
 from collections.abc import Iterator
@@ -101,33 +102,82 @@ def test_a_session_opening_on_a_locked_ledger_holds_up_no_other(daemon: DaemonPr
         gated_write(cold_client, sessions[0], cold_ws, "late.txt")
 
 
-def test_closing_a_session_whose_ledger_is_held_holds_up_no_other(daemon: DaemonProcess,
-                                                                  tmp_path: Path) -> None:
-    """A session closed with a call never reported: its receipt waits for the ledger another
-    process holds, on a tool thread; the other workspaces' calls go on meanwhile."""
+def never_reported(client: Client, session: str, name: str) -> str:
+    """A write authorized whose client never reports it; its call id."""
+    answer = client.call(protocol.TOOLS_AUTHORIZE, {
+        "session_id": session, "tool": "write_to_file", "args": {"path": name, "content": "x\n"}})
+    assert answer["decision"] == "allow"
+    return str(answer["call_id"])
+
+
+def recorded(*ledgers: Path) -> set[str]:
+    """The call ids with a receipt in these ledgers."""
+    return {e["intent"]["id"] for ledger in ledgers for e in read_ledger(ledger) if "receipt" in e}
+
+
+@pytest.mark.parametrize("then", ["waits for the answer", "hangs up"])
+def test_closing_a_session_whose_ledger_is_held_holds_up_no_other(
+        daemon: DaemonProcess, tmp_path: Path, then: str) -> None:
+    """A session closed with calls never reported: their receipts wait for the ledger another
+    process holds, on a tool thread, even once the client that asked has hung up; the other
+    workspaces' calls go on meanwhile, and the receipts are written when the ledger is free."""
     held_ws, free_ws = (make_workspace(tmp_path / name, make_intent(owned_scope=["**"]),
                                        policy=POLICY) for name in ("held", "free"))
     with Client(daemon.socket_path, timeout=30) as held_client, \
             Client(daemon.socket_path, timeout=30) as free_client:
         held, free = opened(held_client, held_ws), opened(free_client, free_ws)
         gated_write(free_client, free, free_ws, "first.txt")
-        answer = held_client.call(protocol.TOOLS_AUTHORIZE, {
-            "session_id": held, "tool": "write_to_file",
-            "args": {"path": "never.txt", "content": "x\n"}})
-        assert answer["decision"] == "allow"  # and never reported
+        call_ids = [never_reported(held_client, held, f"never-{n}.txt") for n in range(2)]
         ledger = next(p for p in daemon.state_dir.rglob("ledger.jsonl") if "held" in str(p))
         closed: list[Any] = []
         closing = threading.Thread(target=lambda: closed.append(
             held_client.call(protocol.SESSIONS_CLOSE, {"session_id": held})))
         with locked(ledger.with_suffix(".lock")):
-            closing.start()
+            if then == "hangs up":
+                held_client.send({"jsonrpc": "2.0", "id": 99, "method": protocol.SESSIONS_CLOSE,
+                                  "params": {"session_id": held}})
+                time.sleep(0.2)
+                held_client.close()  # the close, waiting on a thread, is cancelled on the loop
+            else:
+                closing.start()
             time.sleep(0.3)
             assert not closed  # the receipt of the call never reported waits for the ledger
             started = time.monotonic()
             for n in range(3):
                 gated_write(free_client, free, free_ws, f"free-{n}.txt")
             assert time.monotonic() - started < 5
-        closing.join(10)
-        assert closed and closed[0]["closed"] is True
-    assert any(e.get("intent", {}).get("id") == answer["call_id"] and "receipt" in e
-               for e in read_ledger(ledger))
+        if then != "hangs up":
+            closing.join(10)
+            assert closed and closed[0]["closed"] is True
+    deadline = time.monotonic() + 10
+    while not recorded(ledger) >= set(call_ids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert recorded(ledger) >= set(call_ids)
+
+
+def test_a_stop_while_a_close_waits_records_every_sessions_calls(short_dir: Path) -> None:
+    """A client with sessions in two workspaces hangs up; the first close waits for a ledger
+    another process holds, and the daemon is stopped meanwhile: every call never reported still
+    gets its receipt, the other workspace's at once and the held one's once it is let go."""
+    held_ws, free_ws = (make_workspace(short_dir / name, make_intent(owned_scope=["**"]),
+                                       policy=POLICY) for name in ("held", "free"))
+    daemon = DaemonProcess(short_dir / "d.sock", short_dir / "state").start()
+    try:
+        calls = []
+        with Client(daemon.socket_path, timeout=30) as client:
+            for n in range(6):
+                calls.append(never_reported(client, opened(client, held_ws if n == 0 else free_ws),
+                                            f"never-{n}.txt"))
+            held_ledger, free_ledger = (
+                next(p for p in daemon.state_dir.rglob("ledger.jsonl") if name in str(p))
+                for name in ("held", "free"))
+            with locked(held_ledger.with_suffix(".lock")):
+                client.close()
+                time.sleep(1.0)
+                assert daemon.process is not None
+                daemon.process.send_signal(signal.SIGTERM)
+                time.sleep(1.0)
+        assert daemon.stop(timeout=20) == 0
+    finally:
+        daemon.stop()
+    assert recorded(held_ledger, free_ledger) >= set(calls)
