@@ -19,11 +19,11 @@
  * Given a recent time (recent_ns) in a full listing, the record of a non-folder whose inode
  * changed at or after it starts with "+": the stat cache cannot vouch for it, since an agent
  * can set size and mtime back but not the change time. So does every record beneath a folder
- * on another device than its parent (a btrfs or bcachefs subvolume, a mount) when its parent
- * changed at or after it: a subvolume put in place by a snapshot, or renamed into place, keeps
- * its files' inode numbers and change times, and its device number may be one a removed
- * subvolume had; only the folder it was put into shows the change. Each folder then costs an
- * fstat too.
+ * on another device than its parent (a btrfs or bcachefs subvolume) when a folder above it, up
+ * to the root, changed at or after it: a subvolume put in place by a snapshot, or renamed into
+ * place (itself or a folder holding it), keeps its files' inode numbers and change times, and
+ * its device number may be one a removed subvolume had; only the folders above show the change
+ * (see subvolumes.py). Each folder then costs an fstat too.
  *
  * Given a change time (since_ns), only the entries that are not folders and whose inode
  * changed at or after it (st_ctim) are listed: the scope audit's look for writes that no
@@ -81,7 +81,7 @@ typedef struct {
     long long since;       /* list only non-folders changed at or after this (ns); -1: all */
     long long recent;      /* mark non-folders changed at or after this (ns) with "+"; -1: none */
     dev_t dev;             /* with recent: the device of the folder being listed */
-    long long changed;     /* with recent: its change time (ns) */
+    long long changed;     /* with recent: the newest change time (ns) of it and those above */
     int all_recent;        /* with recent: everything beneath is marked (a subvolume put in) */
 } Lister;
 
@@ -269,7 +269,8 @@ static void list_entry(Lister *l, int dirfd, size_t start, size_t end, unsigned 
             if (folder.st_dev != dev && changed >= l->recent)
                 l->all_recent = 1;
             l->dev = folder.st_dev;
-            l->changed = ctime_ns(&folder);
+            if (ctime_ns(&folder) > changed)
+                l->changed = ctime_ns(&folder);
         }
     }
     l->depth++;

@@ -183,11 +183,9 @@ class Capturer:
         parents: dict[str, tuple[int, int]] = {}
         if folder:
             parent = folder.rpartition("/")[0]
-            try:
-                st = os.lstat(os.path.join(self._root, parent) if parent else self._root)
-                parents[parent] = (st.st_dev, st.st_ctime_ns)
-            except OSError:
-                pass  # a parent not seen vouches for nothing
+            above = subvolumes.ancestry(self._root, parent)
+            if above is not None:  # else a parent not seen vouches for nothing
+                parents[parent] = above
         return subvolumes.put_in(scanned.folders, parents, recent_ns)
 
     def _gone(self, known: Known, paths: Iterable[str], stats: dict[str, DiskStat | None],

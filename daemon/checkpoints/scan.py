@@ -75,8 +75,8 @@ def folders(root: str, rules: CheckpointIgnore, start: str, frame: Frame,
     With `seen`, each folder's (path without the "/", st_dev, st_ctime_ns) is added to it."""
     stack: list[tuple[str, Frame]] = [(start, frame)]
     if seen is not None:
-        try:
-            st = os.lstat(os.path.join(root, start) if start else root)
+        try:  # the workspace's own path may be a symlink to it; a folder below never is
+            st = os.lstat(os.path.join(root, start)) if start else os.stat(root)
         except OSError:
             return
         seen.append((start.rstrip("/"), st.st_dev, st.st_ctime_ns))

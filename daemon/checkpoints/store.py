@@ -16,7 +16,7 @@ from dulwich.objects import Blob
 
 from intentd.daemon.utils.statedir import checkpoints_dir, ensure_private, make_tree_private
 
-from . import heap, inbox, inotify
+from . import heap, inbox, inotify, subvolumes
 from .capture import Capture, Capturer
 from .diffing import file_diff, unknown_diff
 from .dirty import DirtyTracker
@@ -587,12 +587,14 @@ class CheckpointStore:
         states.update((p, ABSENT) for p, entry in later.items() if not entry.present)
         return states
 
-    def _stat_root(self) -> tuple[int, int]:
+    def _stat_root(self) -> tuple[int, int, int | None]:
+        """What tells this workspace from a folder put in its place: its device and inode, and
+        the subvolume it is in (a subvolume put back whole may reuse the device number)."""
         try:
             st = os.stat(self._root)
         except OSError:
             raise WorkspaceMissing(f"workspace {self._root} no longer exists (moved or deleted?)") from None
-        return (st.st_dev, st.st_ino)
+        return (st.st_dev, st.st_ino, subvolumes.subvolume_id(self._root))
 
     def _check_workspace(self) -> None:
         if self._stat_root() != self._identity:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from intentd.daemon.checkpoints import WorkspaceMissing
+from intentd.daemon.checkpoints import WorkspaceMissing, subvolumes
 from intentd.daemon.checkpoints.recorder import Recorder
 
 from .conftest import StoreFactory, write
@@ -90,6 +90,45 @@ def test_a_subvolume_put_over_a_folder_is_read_though_its_files_look_unchanged(
     recorded_and_undone(ws, store, baseline.id)
 
 
+def test_a_folder_holding_a_subvolume_put_over_its_parent_is_read(
+        btrfs: Path, make_store: StoreFactory, lister: str) -> None:
+    """The swap one level up: a/b/src is the subvolume; a copy of a/ holding a snapshot of it,
+    edited in disguise, is renamed over a/. Neither src/ nor b/ changed; a/ did."""
+    ws = btrfs / f"deep-{lister}"
+    write(ws, ".gitignore", "build/\n")
+    (ws / "a/b").mkdir(parents=True)
+    btrfs_cli("subvolume", "create", str(ws / "a/b/src"))
+    write(ws, "a/b/src/app.py", "print('hi')\n")
+    os.utime(ws / "a/b/src/app.py", ns=(HOUR_AGO, HOUR_AGO))
+    store = make_store(ws, watch=False)
+    baseline = store.create(None, label="before the agent")
+    (ws / "build/a2/b").mkdir(parents=True)
+    btrfs_cli("subvolume", "snapshot", str(ws / "a/b/src"), str(ws / "build/a2/b/src"))
+    disguised_edit(ws, "build/a2/b/src/app.py", "print('HI')\n")
+    time.sleep(1.2)
+    store.create(None, label="an idle command")
+    os.rename(ws / "a", ws / "build/old")
+    os.rename(ws / "build/a2", ws / "a")
+    assert "a/b/src/app.py" in store.create(None, label="after the agent").files
+    store.restore(baseline.id)
+    assert (ws / "a/b/src/app.py").read_text() == "print('hi')\n"
+
+
+def test_a_store_opened_through_a_symlink_sees_the_subvolumes_too(
+        btrfs: Path, make_store: StoreFactory, lister: str, tmp_path: Path) -> None:
+    ws = workspace_with_a_subvolume(btrfs, f"linked-{lister}")
+    link = tmp_path / "link"
+    link.symlink_to(ws)
+    store = make_store(link, watch=False)  # on another file system by its path as given
+    baseline = store.create(None, label="before the agent")
+    snapshot_with_a_disguised_edit(ws)
+    time.sleep(1.2)
+    store.create(None, label="an idle command")
+    os.rename(ws / "src", ws / "build/old")
+    os.rename(ws / "build/src", ws / "src")
+    recorded_and_undone(ws, store, baseline.id)
+
+
 def test_a_subvolume_left_alone_is_not_read_again(btrfs: Path, make_store: StoreFactory,
                                                   lister: str,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
@@ -132,6 +171,27 @@ def test_a_workspace_that_is_a_subvolume_put_back_whole_is_never_trusted(
         recorded_and_undone(ws, store, baseline.id)
     except WorkspaceMissing:
         pass  # another device number: the store sees another folder and takes nothing
+
+
+def test_a_workspace_in_a_subvolume_put_back_whole_is_refused_as_another_folder(
+        btrfs: Path, make_store: StoreFactory) -> None:
+    """The workspace is a plain folder in a subvolume the agent replaces by a snapshot of an
+    edited copy: the device number may come back, and the workspace's inode is the same; the
+    subvolume's id is not (statx, Linux 6.10+)."""
+    holder, copy = btrfs / "holder", btrfs / "holder-copy"
+    btrfs_cli("subvolume", "create", str(holder))
+    ws = holder / "ws"
+    write(ws, "src/app.py", "print('hi')\n")
+    if subvolumes.subvolume_id(str(ws)) is None:
+        pytest.skip("this kernel does not give a file's subvolume (statx STATX_SUBVOL)")
+    store = make_store(ws, watch=False)
+    store.create(None, label="before the agent")
+    btrfs_cli("subvolume", "snapshot", str(holder), str(copy))
+    disguised_edit(copy / "ws", "src/app.py", "print('HI')\n")
+    btrfs_cli("subvolume", "delete", str(holder))
+    btrfs_cli("subvolume", "snapshot", str(copy), str(holder))
+    with pytest.raises(WorkspaceMissing):
+        store.create(None, label="after the agent")
 
 
 UNWATCHED = """
