@@ -342,13 +342,24 @@ class Engine:
 
     def forget_session(self, session: Session) -> None:
         """Close a session: authorized calls never reported are recorded as such."""
+        self.record_unreported(self.end_session(session))
+
+    def end_session(self, session: Session) -> list[tuple[Run, Running | None]]:
+        """The first half of forget_session, quick: the session is gone (no call names it any
+        more) and its calls never reported are taken out, for record_unreported."""
         with self._lock:
             self.sessions.pop(session.id, None)
-            unreported = [k for k, v in self._authorized.items() if v.ctx.session is session]
-        for call_id in unreported:
-            self.report(session, call_id, False, "the client never reported the result",
-                        reported=False)
+            taken = [self._take(call_id) for call_id, run in list(self._authorized.items())
+                     if run.ctx.session is session]
         self.grants.end_session(session.id)
+        return taken
+
+    def record_unreported(self, taken: list[tuple[Run, Running | None]]) -> None:
+        """The second half: the receipts of a closed session's calls never reported (each may
+        wait: a command's scope audit, a ledger another process holds)."""
+        for run, running in taken:
+            self._finish(run, running, False, "the client never reported the result",
+                         reported=False)
 
     def _before_execute(self, run: Run) -> Outcome | None:
         """The recheck, then pipeline.BEFORE_EXECUTE; a refusal comes back recorded. The recheck

@@ -37,7 +37,7 @@ class DaemonCore:
         self.trust.approvals = self.approvals
         self.threads = ToolThreads(loop)  # a stuck tool blocks neither others nor shutdown
         self.stopping = False
-        self._closing: set[asyncio.Future[None]] = set()  # sessions being closed (close_session)
+        self._recording: set[asyncio.Future[None]] = set()  # closed sessions' receipts under way
         engine.event_sinks.append(self._on_engine_event)
         self._watched: set[str] = set()
 
@@ -92,32 +92,32 @@ class DaemonCore:
                                       brief=brief)
 
     async def close_session(self, session: Session) -> None:
-        """Forget a session, writing the receipts of its calls never reported on a tool thread:
-        a command's scope audit, or a ledger another process holds, must not stop the loop.
-        The close goes on if its caller is cancelled (a client that hung up); while the daemon
-        stops the receipts are written here, the last thing it does (Server.stop)."""
-        if self.stopping:
-            self.engine.forget_session(session)
-            self._closed(session)
+        """Close a session at once, and write the receipts of its calls never reported on a
+        tool thread: a command's scope audit, or a ledger another process holds, must not stop
+        the loop. That goes on if the caller is cancelled (a client that hung up); while the
+        daemon stops they are written here, the last thing it does for them (Server.stop)."""
+        taken = self.engine.end_session(session)
+        self._closed(session)
+        if self.stopping or not taken:
+            self.engine.record_unreported(taken)
             return
-        closing = asyncio.ensure_future(
-            self.threads.run(session.id, self.engine.forget_session, session))
-        self._closing.add(closing)
-        closing.add_done_callback(lambda done: self._session_gone(session, done))
-        await asyncio.shield(closing)
+        recording = asyncio.ensure_future(
+            self.threads.run(session.id, self.engine.record_unreported, taken))
+        self._recording.add(recording)
+        recording.add_done_callback(self._recorded)
+        await asyncio.shield(recording)
 
     def close_sessions(self) -> None:
-        """At a stop: every session still open is forgotten here, its calls never reported
-        recorded (a close already on a tool thread writes each receipt once all the same)."""
+        """At a stop: every session still open is closed here, its calls never reported
+        recorded."""
         for session in list(self.engine.sessions.values()):
             self.engine.forget_session(session)
             self._closed(session)
 
-    def _session_gone(self, session: Session, done: asyncio.Future[None]) -> None:
-        self._closing.discard(done)
+    def _recorded(self, done: asyncio.Future[None]) -> None:
+        self._recording.discard(done)
         if not done.cancelled() and done.exception() is not None:
-            log.error("closing session %s: %s", session.id, done.exception())
-        self._closed(session)
+            log.error("the receipts of a closed session's calls: %s", done.exception())
 
     def _closed(self, session: Session) -> None:
         self.bus.publish(protocol.SESSIONS_CLOSED, messages.SessionClosed(
