@@ -50,6 +50,7 @@ class _Unknown:
 
 UNKNOWN = _Unknown()
 
+
 @dataclass
 class Holdings:
     """What the live blobs are kept for, as content bytes by sha: current, the blobs some

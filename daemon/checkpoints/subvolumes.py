@@ -20,6 +20,7 @@ import os
 import re
 import struct
 from collections.abc import Iterable
+from functools import cache
 
 FILESYSTEMS = frozenset({"btrfs", "bcachefs"})  # where a user can make and snapshot subvolumes
 _ESCAPE = re.compile(r"\\([0-7]{3})")  # mountinfo writes a space in a path as \040
@@ -82,6 +83,11 @@ def put_in(folders: Iterable[tuple[str, int, int]], parents: dict[str, tuple[int
     return found
 
 
+def under(paths: list[str]) -> tuple[str, ...]:
+    """Prefixes for str.startswith: what lies beneath these folders."""
+    return tuple(path + "/" for path in paths)
+
+
 def ancestry(root: str, folder: str) -> tuple[int, int] | None:
     """The st_dev of `folder` (relative, "" for root) and the newest st_ctime_ns of it and the
     folders above it up to root, for put_in's `parents`; None when one cannot be lstat'ed."""
@@ -110,22 +116,12 @@ def subvolume_id(path: str) -> int | None:
     return int(struct.unpack_from("Q", buffer, _STATX_SUBVOL_AT)[0])
 
 
+@cache
 def _libc() -> ctypes.CDLL | None:
-    global _LIBC
-    if _LIBC is None:
-        try:
-            _LIBC = ctypes.CDLL(None, use_errno=True)
-        except OSError:
-            return None
-    return _LIBC
-
-
-_LIBC: ctypes.CDLL | None = None
-
-
-def under(paths: list[str]) -> tuple[str, ...]:
-    """Prefixes for str.startswith: what lies beneath these folders."""
-    return tuple(path + "/" for path in paths)
+    try:
+        return ctypes.CDLL(None, use_errno=True)
+    except OSError:
+        return None
 
 
 def _unescape(text: str) -> str:

@@ -280,7 +280,7 @@ class Engine:
                             target=self._report_unreported, daemon=True, name="intentd-unreported")
                         self._reporter.start()
         if lagging is not None:  # that thread is far behind (a ledger held): this caller waits
-            self._finish(*lagging, False, NEVER_REPORTED, reported=False)
+            self.record_unreported([lagging], NEVER_REPORTED)
         return run.outcome
 
     def _report_unreported(self) -> None:
@@ -300,7 +300,7 @@ class Engine:
 
     def _record_dropped(self, dropped: tuple[Run, Running | None]) -> None:
         try:
-            self._finish(*dropped, False, NEVER_REPORTED, reported=False)
+            self.record_unreported([dropped], NEVER_REPORTED)
         except Exception:  # a thread's failure must reach the log, not vanish
             log.exception("the receipt of a call never reported could not be written")
 
@@ -354,12 +354,12 @@ class Engine:
         self.grants.end_session(session.id)
         return taken
 
-    def record_unreported(self, taken: list[tuple[Run, Running | None]]) -> None:
-        """The second half: the receipts of a closed session's calls never reported (each may
-        wait: a command's scope audit, a ledger another process holds)."""
+    def record_unreported(self, taken: list[tuple[Run, Running | None]],
+                          why: str = "the client never reported the result") -> None:
+        """The second half: the receipts of calls never reported, taken out (each may wait: a
+        command's scope audit, a ledger another process holds)."""
         for run, running in taken:
-            self._finish(run, running, False, "the client never reported the result",
-                         reported=False)
+            self._finish(run, running, False, why, reported=False)
 
     def _before_execute(self, run: Run) -> Outcome | None:
         """The recheck, then pipeline.BEFORE_EXECUTE; a refusal comes back recorded. The recheck

@@ -20,7 +20,7 @@ import pytest
 from intentd.daemon.checkpoints import CheckpointStore, listing
 
 from .conftest import StoreFactory, write
-from .test_watch_limits import in_namespace
+from .test_watch_limits import in_namespace, with_store
 
 HOUR_AGO = time.time_ns() - 3600 * 10**9
 
@@ -101,15 +101,7 @@ def test_an_untouched_file_is_not_read_again_scan_after_scan(
     assert store.create(None, label="another").files == ()
 
 
-SCENARIO = """
-import json, os, sys, time
-from pathlib import Path
-with open("/proc/sys/user/max_inotify_watches", "w") as handle:
-    handle.write("3")
-from intentd.daemon.checkpoints import CheckpointStore
-ws, state = Path(sys.argv[1]), Path(sys.argv[2])
-out = {}
-with CheckpointStore(ws, state) as store:
+SCENARIO = with_store("""
     unwatched = store.coverage().unwatched
     folders = sorted(p.name for p in ws.iterdir())
     edited = [f"{min(set(folders) - set(unwatched))}/f.txt", f"{min(unwatched)}/f.txt"]
@@ -122,8 +114,7 @@ with CheckpointStore(ws, state) as store:
     out["recorded"] = list(store.create(None, label="after the agent").files)
     store.restore(baseline.id)
     out["after_restore"] = [(ws / rel).read_text() for rel in edited]
-print(json.dumps(out))
-"""
+""")
 
 
 def test_a_disguised_edit_in_a_folder_past_the_watch_limit_is_recorded(tmp_path: Path) -> None:

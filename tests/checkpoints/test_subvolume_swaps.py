@@ -25,7 +25,7 @@ from intentd.daemon.checkpoints.recorder import Recorder
 
 from .conftest import StoreFactory, write
 from .test_disguised_edits import HOUR_AGO, disguised_edit, lister, recorded_and_undone
-from .test_watch_limits import in_namespace
+from .test_watch_limits import in_namespace, with_store
 
 __all__ = ["lister"]  # the fixture, imported for the tests below
 
@@ -194,15 +194,7 @@ def test_a_workspace_in_a_subvolume_put_back_whole_is_refused_as_another_folder(
         store.create(None, label="after the agent")
 
 
-UNWATCHED = """
-import json, os, subprocess, sys, time
-from pathlib import Path
-with open("/proc/sys/user/max_inotify_watches", "w") as handle:
-    handle.write("3")
-from intentd.daemon.checkpoints import CheckpointStore
-ws, state = Path(sys.argv[1]), Path(sys.argv[2])
-out = {}
-with CheckpointStore(ws, state) as store:
+UNWATCHED = with_store("""
     folder = min(p for p in store.coverage().unwatched if "/" not in p and p != "build")
     out["folder"] = folder
     baseline = store.create(None, label="before the agent")
@@ -219,8 +211,7 @@ with CheckpointStore(ws, state) as store:
     out["recorded"] = list(store.create(None, label="after the agent").files)
     store.restore(baseline.id)
     out["after_restore"] = (ws / folder / "sub/app.py").read_text()
-print(json.dumps(out))
-"""
+""")
 
 
 def test_a_subvolume_put_in_a_folder_past_the_watch_limit_is_read(btrfs: Path,

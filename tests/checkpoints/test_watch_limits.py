@@ -48,6 +48,24 @@ SCENARIO = textwrap.dedent("""
 """)
 
 
+_LIMITED = """import json, os, subprocess, sys, time
+from pathlib import Path
+with open("/proc/sys/user/max_inotify_watches", "w") as handle:
+    handle.write("LIMIT")
+from intentd.daemon.checkpoints import CheckpointStore
+ws, state = Path(sys.argv[1]), Path(sys.argv[2])
+out = {}
+with CheckpointStore(ws, state) as store:
+"""
+
+
+def with_store(body: str, limit: int = 3) -> str:
+    """A script for in_namespace: the watch limit lowered to `limit`, the store of the workspace
+    argv[1] (its state in argv[2]) opened as `store`, `body` run with it, `out` printed."""
+    return (_LIMITED.replace("LIMIT", str(limit)) + textwrap.indent(textwrap.dedent(body), "    ")
+            + "print(json.dumps(out))\n")
+
+
 def in_namespace(*args: str, script: str = SCENARIO) -> dict[str, object]:
     unshare = shutil.which("unshare")
     if unshare is None:
